@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# devmem TCP for Linux 6.1: the one entry point. `make help` lists targets.
+
+SHELL := /bin/bash
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD := $(REPO)/build
+
+# $(run-exit CMD) makes make exit with CMD's own status (see the plugin);
+# without it (no compiler yet) `make vm` still works but exits 2 on failure.
+RUN_EXIT_SO := $(BUILD)/make/run_exit.so
+-load $(RUN_EXIT_SO)
+$(RUN_EXIT_SO): tools/make/run-exit.c
+	@mkdir -p $(dir $@)
+	@gcc -O2 -Wall -Werror -shared -fPIC -o $@ $< 2>/dev/null || \
+		echo "make: cannot build $@ yet; 'make vm' will exit 2 on failure" >&2
+
+shquote = '$(subst ','\'',$(1))'
+
+.PHONY: all help deps ensure-deps kernel kernel-debug vm check demo clean distclean
+.DEFAULT_GOAL := all
+
+all: kernel
+
+help:
+	@echo "make deps          install everything the project needs (apt-get, root)"
+	@echo "make kernel        build the test kernel (build/kernel/obj)"
+	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
+	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
+	@echo "make check         host tests, then every selftests/*.bats in the VM on both kernels"
+	@echo "make demo          boot the VM and show what it offers"
+	@echo "make clean         remove build outputs except the extracted kernel tree"
+
+deps:
+	@tools/deps.sh install
+
+ensure-deps:
+	@tools/deps.sh ensure
+
+kernel: ensure-deps
+	@tools/kernel/build.sh normal
+
+kernel-debug: ensure-deps
+	@tools/kernel/build.sh debug
+
+VM_ARGS := $(if $(filter-out 0,$(DEBUG)),--debug)
+VM_KERNEL := $(BUILD)/kernel/$(if $(VM_ARGS),obj-debug,obj)/arch/x86/boot/bzImage
+
+# `make vm` builds the kernel only when there is none yet: booting must not
+# wait for a no-op kbuild pass. Run `make kernel` after changing the kernel.
+$(BUILD)/kernel/obj/arch/x86/boot/bzImage: | ensure-deps
+	@tools/kernel/build.sh normal
+$(BUILD)/kernel/obj-debug/arch/x86/boot/bzImage: | ensure-deps
+	@tools/kernel/build.sh debug
+
+ifeq ($(origin CMD),undefined)
+vm:
+	@echo "usage: make vm CMD='command' [DEBUG=1] [VM_TIMEOUT=seconds]" >&2; exit 2
+else ifneq ($(filter $(RUN_EXIT_SO),$(.LOADED)),)
+vm: $(VM_KERNEL)
+	$(run-exit tools/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD)))
+else
+vm: $(VM_KERNEL)
+	@tools/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD))
+endif
+
+check: ensure-deps
+	@tools/kernel/build.sh normal
+	@tools/kernel/build.sh debug
+	@tools/check
+
+demo: ensure-deps
+	@tools/kernel/build.sh normal
+	@tools/demo
+
+clean:
+	rm -rf $(BUILD)/kernel/obj $(BUILD)/kernel/obj-debug $(BUILD)/vm $(BUILD)/make
+
+distclean:
+	rm -rf $(BUILD)

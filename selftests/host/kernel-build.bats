@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel build recipe (tools/kernel/build.sh): how our files and patches
+# reach the kernel tree, failing patches, and incremental builds. Runs on
+# the host against the tree `make kernel` extracted.
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+KBUILD=$REPO/build/kernel
+
+setup() {
+	[ -f "$KBUILD/base.stamp" ] && [ -d "$KBUILD/base" ] ||
+		{ echo "run 'make kernel' first" >&2; return 1; }
+	# A scratch repository (just the build recipe) and a scratch build
+	# directory that borrows the extracted base read-only.
+	T=$BATS_TEST_TMPDIR
+	mkdir -p "$T/repo/tools" "$T/repo/net/patches" "$T/repo/drivers/patches" \
+		 "$T/repo/uapi" "$T/build/src"
+	cp -r "$REPO/tools/kernel" "$T/repo/tools/"
+	ln -s "$KBUILD/base" "$T/build/base"
+	cp "$KBUILD/base.stamp" "$T/build/"
+}
+
+prepare() { BUILD=$T/build run "$T/repo/tools/kernel/build.sh" prepare; }
+
+# a one-line change to a base file, as a patch
+make_patch() { # NAME FILE LINE-NUMBER TEXT
+	local name=$1 file=$2 n=$3 text=$4
+	mkdir -p "$T/a/$(dirname "$file")" "$T/b/$(dirname "$file")"
+	cp "$KBUILD/base/$file" "$T/a/$file"
+	sed "${n}a\\$text" "$KBUILD/base/$file" >"$T/b/$file"
+	{ printf 'Subject: [PATCH] test\n\n---\n'
+	  (cd "$T" && diff -u "a/$file" "b/$file"); } >"$T/repo/$name"
+}
+
+@test "our files land at their kernel paths; uapi/ goes to include/uapi/" {
+	mkdir -p "$T/repo/net/core" "$T/repo/drivers/net/netdevsim" "$T/repo/uapi/linux"
+	echo 'int devmem_rig;' >"$T/repo/net/core/rig.c"
+	echo 'int nsim_rig;' >"$T/repo/drivers/net/netdevsim/rig.c"
+	echo '#define RIG 1' >"$T/repo/uapi/linux/rig.h"
+	echo 'not a kernel file' >"$T/repo/net/README.md"
+	prepare
+	[ "$status" -eq 0 ]
+	[[ $output == *"base: Linux 6.1."*"0 patch(es), 3 file(s) updated"* ]]
+	cmp "$T/repo/net/core/rig.c" "$T/build/src/net/core/rig.c"
+	cmp "$T/repo/drivers/net/netdevsim/rig.c" "$T/build/src/drivers/net/netdevsim/rig.c"
+	cmp "$T/repo/uapi/linux/rig.h" "$T/build/src/include/uapi/linux/rig.h"
+	[ ! -e "$T/build/src/net/README.md" ]
+	[ ! -e "$T/build/src/include/uapi/patches" ]
+}
+
+@test "prepare is idempotent; touching a file of ours copies it again" {
+	mkdir -p "$T/repo/net/core"
+	echo 'int devmem_rig;' >"$T/repo/net/core/rig.c"
+	make_patch net/patches/0001-rig.patch net/core/sock.c 3 '/* rig */'
+	prepare
+	[[ $output == *"1 patch(es), 2 file(s) updated"* ]]
+	grep -qx '/\* rig \*/' "$T/build/src/net/core/sock.c"
+	prepare
+	[[ $output == *"1 patch(es), 0 file(s) updated"* ]]
+	touch -d '+1 min' "$T/repo/net/core/rig.c"
+	prepare
+	[[ $output == *"1 patch(es), 1 file(s) updated"* ]]
+	[ ! "$T/repo/net/core/rig.c" -nt "$T/build/src/net/core/rig.c" ]
+}
+
+@test "dropping a patch or a file of ours restores the base" {
+	mkdir -p "$T/repo/net/core"
+	echo 'int devmem_rig;' >"$T/repo/net/core/rig.c"
+	make_patch net/patches/0001-rig.patch net/core/sock.c 3 '/* rig */'
+	prepare
+	rm "$T/repo/net/patches/0001-rig.patch" "$T/repo/net/core/rig.c"
+	prepare
+	[ "$status" -eq 0 ]
+	[[ $output == *"0 patch(es), 2 file(s) updated"* ]]
+	cmp "$KBUILD/base/net/core/sock.c" "$T/build/src/net/core/sock.c"
+	[ ! -e "$T/build/src/net/core/rig.c" ]
+}
+
+@test "patches apply in number order across net/, drivers/ and uapi/" {
+	make_patch drivers/patches/0001-first.patch net/core/sock.c 3 '/* first */'
+	# the second patch is made against the first one's result
+	cp "$KBUILD/base/net/core/sock.c" "$T/s1"
+	sed '3a\/* first */' "$T/s1" >"$T/s2"
+	sed '4a\/* second */' "$T/s2" >"$T/s3"
+	mkdir -p "$T/x/a/net/core" "$T/x/b/net/core"
+	cp "$T/s2" "$T/x/a/net/core/sock.c"; cp "$T/s3" "$T/x/b/net/core/sock.c"
+	(cd "$T/x" && diff -u a/net/core/sock.c b/net/core/sock.c) >"$T/repo/net/patches/0002-second.patch"
+	prepare
+	[ "$status" -eq 0 ]
+	cmp "$T/s3" "$T/build/src/net/core/sock.c"
+}
+
+@test "a patch that does not apply stops the build, naming the patch and the hunk" {
+	make_patch net/patches/0001-good.patch net/core/sock.c 3 '/* good */'
+	make_patch net/patches/0002-bad.patch net/core/dev.c 40 '/* bad */'
+	sed -i 's/^ \(.*\)$/ \1 CHANGED/' "$T/repo/net/patches/0002-bad.patch"
+	prepare
+	[ "$status" -eq 1 ]
+	[[ $output == *"kernel: error: patch 0002-bad.patch does not apply to Linux 6.1."* ]]
+	[[ $output == *"kernel: error:   net/core/dev.c: hunk #1 failed: @@ -"* ]]
+	# nothing reached the tree
+	[ ! -e "$T/build/src/net/core/sock.c" ]
+}
+
+@test "badly named or duplicate-numbered patches are refused" {
+	make_patch net/patches/fix.patch net/core/sock.c 3 '/* x */'
+	prepare
+	[ "$status" -eq 1 ]
+	[[ $output == *"must be named NNNN-description.patch"* ]]
+	rm "$T/repo/net/patches/fix.patch"
+	make_patch net/patches/0001-a.patch net/core/sock.c 3 '/* x */'
+	make_patch drivers/patches/0001-b.patch net/core/dev.c 3 '/* y */'
+	prepare
+	[ "$status" -eq 1 ]
+	[[ $output == *"share the number 0001"* ]]
+}
+
+@test "make kernel with nothing changed finishes in under 30 s and rebuilds nothing" {
+	img=$KBUILD/obj/arch/x86/boot/bzImage
+	[ -f "$img" ]
+	before=$(stat -c %Y "$img")
+	start=$SECONDS
+	run make -s -C "$REPO" kernel
+	took=$((SECONDS - start))
+	echo "$output"; echo "took ${took}s"
+	[ "$status" -eq 0 ]
+	[ "$took" -lt 30 ]
+	[ "$(stat -c %Y "$img")" = "$before" ]
+	[[ $output == *"built normal kernel 6.1."*"(base Linux 6.1."* ]]
+	grep -q '^base_version=6\.1\.' "$KBUILD/obj/version"
+}

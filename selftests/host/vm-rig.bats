@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The VM runner (tools/vm/run, `make vm`) tested from the host: exit status,
+# output, and detection of panics, warnings and time-outs. Each test boots a
+# VM; the kernels must be built (make check does that first).
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+RUN=$REPO/tools/vm/run
+
+setup() {
+	export VM_LOG_DIR=$BATS_TEST_TMPDIR/vm
+	unset VM_TIMEOUT
+}
+
+# the value of "vm: console log: PATH" in $output
+console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
+
+@test "guest exit status comes back: 0" {
+	run "$RUN" -- 'exit 0'
+	[ "$status" -eq 0 ]
+}
+
+@test "guest exit status comes back: 3, through make vm too" {
+	run "$RUN" -- 'exit 3'
+	[ "$status" -eq 3 ]
+	run make -s -C "$REPO" vm CMD='echo "it is $(uname -r)"; exit 3'
+	[ "$status" -eq 3 ]
+	[[ $output == *"it is 6.1."* ]]
+}
+
+@test "command output comes back in order; the console log is kept" {
+	run "$RUN" -- 'for i in 1 2 3; do echo line-$i; done; echo to-stderr >&2; uname -r'
+	[ "$status" -eq 0 ]
+	[[ $output == *$'line-1\nline-2\nline-3\nto-stderr\n6.1.'* ]]
+	log=$(console_log)
+	[ -f "$log" ]
+	grep -q 'Linux version 6\.1\.' "$log"
+	grep -q 'guest-init: command exited 0' "$log"
+}
+
+@test "a panic fails the run and is named" {
+	run "$RUN" -- 'echo c >/proc/sysrq-trigger; sleep 60'
+	[ "$status" -eq 125 ]
+	[[ $output == *"vm: FAIL: kernel panic: Kernel panic - not syncing: sysrq triggered crash"* ]]
+}
+
+@test "a kernel WARNING fails the run even when the command succeeds (debug kernel, LKDTM)" {
+	run "$RUN" --debug -- 'echo WARNING >/sys/kernel/debug/provoke-crash/DIRECT; exit 0'
+	[ "$status" -eq 125 ]
+	[[ $output == *"vm: FAIL: kernel WARNING: WARNING: CPU: "*" at drivers/misc/lkdtm/"* ]]
+}
+
+@test "a guest that outlives VM_TIMEOUT=20 is killed within 30 s and reported" {
+	start=$SECONDS
+	VM_TIMEOUT=20 run "$RUN" -- 'sleep 600'
+	took=$((SECONDS - start))
+	echo "took ${took}s"
+	[ "$status" -eq 124 ]
+	[ "$took" -lt 30 ]
+	[[ $output == *"vm: FAIL: guest outlived VM_TIMEOUT=20s and was killed"* ]]
+	run pgrep -f "qemu-system-x86_64.*$BATS_TEST_TMPDIR"
+	[ "$status" -ne 0 ]
+}
+
+@test "the per-test kernel log check fails exactly the test that warned" {
+	run "$RUN" -- "bats --tap $REPO/selftests/host/fixtures/marker.bats"
+	[ "$status" -eq 125 ]
+	[[ $output == *"ok 1 fixture: clean before"* ]]
+	[[ $output == *"not ok 2 fixture: leaves a warning report"* ]]
+	[[ $output == *"kernel: WARNING: WARNING: CPU: 0 PID: "*" at fixture/marker.c:1"* ]]
+	[[ $output == *"ok 3 fixture: clean after"* ]]
+	[[ $output != *"not ok 1"* && $output != *"not ok 3"* ]]
+}
+
+@test "the per-test check pins a real LKDTM WARNING on its test (debug kernel)" {
+	run "$RUN" --debug -- "FIXTURE_LKDTM=1 bats --tap $REPO/selftests/host/fixtures/marker.bats"
+	[ "$status" -eq 125 ]
+	[[ $output == *"ok 1 fixture: clean before"* ]]
+	[[ $output == *"not ok 2 fixture: leaves a warning report"* ]]
+	[[ $output == *"kernel: WARNING: WARNING: CPU: "*" at drivers/misc/lkdtm/"* ]]
+	[[ $output != *"not ok 1"* && $output != *"not ok 3"* ]]
+}
+
+@test "bad usage is refused with a reason and exit 2" {
+	VM_TIMEOUT=abc run "$RUN" -- true
+	[ "$status" -eq 2 ]
+	[[ $output == *"VM_TIMEOUT must be a positive number"* ]]
+	run "$RUN"
+	[ "$status" -eq 2 ]
+	run "$RUN" --bogus true
+	[ "$status" -eq 2 ]
+	[[ $output == *"unknown option --bogus"* ]]
+	run "$RUN" --kernel /nonexistent -- true
+	[ "$status" -eq 2 ]
+	run make -s -C "$REPO" vm
+	[ "$status" -eq 2 ]
+	[[ $output == *"usage: make vm CMD="* ]]
+}

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Common helpers for the Bats suites that run inside the test VM.
+#
+#   load lib/vm
+#
+# Every test writes a unique marker to /dev/kmsg before it starts and fails
+# if the kernel log after its marker shows a problem report (see
+# tools/vm/scan-log), so a WARNING, KASAN or lockdep report is pinned on the
+# test that caused it. A suite that needs its own per-test set-up defines
+# test_setup / test_teardown instead of setup / teardown.
+
+VM_TOOLS=${VM_REPO:-$BATS_TEST_DIRNAME/..}/tools
+
+# Suites are written for the VM: refuse to run elsewhere rather than poke
+# at the host's kernel.
+vm_require_guest() {
+	if [ "${DEVMEM_VM:-}" != 1 ]; then
+		echo "these tests run inside the test VM: make vm CMD='bats $BATS_TEST_FILENAME'" >&2
+		return 1
+	fi
+}
+
+kmsg_mark() {
+	KMSG_MARK="devmem-selftest: begin $(basename "$BATS_TEST_FILENAME") #$BATS_TEST_NUMBER $$.$RANDOM$RANDOM"
+	echo "$KMSG_MARK" >/dev/kmsg
+}
+
+# Kernel log since this test's marker; "" when the marker is gone.
+kmsg_since_mark() {
+	dmesg | awk -v m="$KMSG_MARK" 'index($0, m) { on = 1; next } on'
+}
+
+kmsg_check() {
+	local report
+	if ! dmesg | grep -qF "$KMSG_MARK"; then
+		echo "kernel log lost this test's marker (log buffer overrun?)" >&2
+		return 1
+	fi
+	report=$(kmsg_since_mark | "$VM_TOOLS/vm/scan-log") && return 0
+	echo "kernel: $report" >&2
+	echo "--- kernel log since the test started ---" >&2
+	kmsg_since_mark | head -n 200 >&2
+	return 1
+}
+
+# On kernels with kmemleak: scan now and fail on any new suspected leak.
+# kmemleak ignores objects younger than 5 s, so a test that wants its own
+# leaks caught waits for that before calling this.
+kmemleak_check() {
+	local f=/sys/kernel/debug/kmemleak leaks
+	[ -w "$f" ] || return 0
+	echo scan >"$f"
+	leaks=$(cat "$f")
+	[ -z "$leaks" ] && return 0
+	echo "kmemleak reports:" >&2
+	head -n 100 <<<"$leaks" >&2
+	return 1
+}
+
+setup() {
+	vm_require_guest || return 1
+	kmsg_mark
+	if declare -F test_setup >/dev/null; then test_setup; fi
+}
+
+teardown() {
+	local rc=0
+	if declare -F test_teardown >/dev/null; then test_teardown || rc=$?; fi
+	kmsg_check || rc=1
+	return $rc
+}
