@@ -30,7 +30,7 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	cp "$KBUILD/base/$file" "$T/a/$file"
 	sed "${n}a\\$text" "$KBUILD/base/$file" >"$T/b/$file"
 	{ printf 'Subject: [PATCH] test\n\n---\n'
-	  (cd "$T" && diff -u "a/$file" "b/$file"); } >"$T/repo/$name"
+	  (cd "$T" && diff -u "a/$file" "b/$file") || [ $? -eq 1 ]; } >"$T/repo/$name"
 }
 
 @test "our files land at their kernel paths; uapi/ goes to include/uapi/" {
@@ -85,7 +85,8 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	sed '4a\/* second */' "$T/s2" >"$T/s3"
 	mkdir -p "$T/x/a/net/core" "$T/x/b/net/core"
 	cp "$T/s2" "$T/x/a/net/core/sock.c"; cp "$T/s3" "$T/x/b/net/core/sock.c"
-	(cd "$T/x" && diff -u a/net/core/sock.c b/net/core/sock.c) >"$T/repo/net/patches/0002-second.patch"
+	(cd "$T/x" && diff -u a/net/core/sock.c b/net/core/sock.c) >"$T/repo/net/patches/0002-second.patch" ||
+		[ $? -eq 1 ]
 	prepare
 	[ "$status" -eq 0 ]
 	cmp "$T/s3" "$T/build/src/net/core/sock.c"

@@ -92,3 +92,20 @@ scan() { run "$SCAN" <<<"$1"; }
 	[ "$status" -eq 1 ]
 	[[ $output == oops:* ]]
 }
+
+@test "--after: only lines after the last marker count; no marker exits 2" {
+	log="[ 1.0] WARNING: CPU: 0 PID: 1 at before.c:1 f
+[ 2.0] devmem-selftest: begin x.bats #1 42
+[ 2.5] WARNING: CPU: 0 PID: 1 at during-1.c:1 f
+[ 3.0] devmem-selftest: begin x.bats #2 43
+[ 3.5] all quiet"
+	run "$SCAN" --after "x.bats #2 43" <<<"$log"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run "$SCAN" --after "x.bats #1 42" <<<"$log"
+	[ "$status" -eq 1 ]
+	[ "$output" = "WARNING: WARNING: CPU: 0 PID: 1 at during-1.c:1 f" ]
+	run "$SCAN" --after "x.bats #3 44" <<<"$log"
+	[ "$status" -eq 2 ]
+	[ "$output" = "marker not found" ]
+}

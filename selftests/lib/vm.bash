@@ -22,7 +22,7 @@ vm_require_guest() {
 }
 
 kmsg_mark() {
-	KMSG_MARK="devmem-selftest: begin $(basename "$BATS_TEST_FILENAME") #$BATS_TEST_NUMBER $$.$RANDOM$RANDOM"
+	KMSG_MARK="devmem-selftest: begin ${BATS_TEST_FILENAME##*/} #$BATS_TEST_NUMBER $$.$RANDOM$RANDOM ---"
 	echo "$KMSG_MARK" >/dev/kmsg
 }
 
@@ -32,12 +32,13 @@ kmsg_since_mark() {
 }
 
 kmsg_check() {
-	local report
-	if ! dmesg | grep -qF "$KMSG_MARK"; then
-		echo "kernel log lost this test's marker (log buffer overrun?)" >&2
-		return 1
-	fi
-	report=$(kmsg_since_mark | "$VM_TOOLS/vm/scan-log") && return 0
+	local report rc=0
+	report=$(dmesg | "$VM_TOOLS/vm/scan-log" --after "$KMSG_MARK") || rc=$?
+	case $rc in
+	0) return 0 ;;
+	2) echo "kernel log lost this test's marker (log buffer overrun?)" >&2
+	   return 1 ;;
+	esac
 	echo "kernel: $report" >&2
 	echo "--- kernel log since the test started ---" >&2
 	kmsg_since_mark | head -n 200 >&2

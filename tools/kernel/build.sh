@@ -154,7 +154,7 @@ for p in "${PATCHES[@]}"; do
 		PATCHED[$t]=1
 	done < <(patch_targets "$p")
 	log=$BUILD/patch.log
-	if ! patch -d "$STAGE" -p1 -N -s -f --no-backup-if-mismatch -r - -i "$p" >"$log" 2>&1; then
+	if ! patch -d "$STAGE" -p1 -N -f --no-backup-if-mismatch -r - -i "$p" >"$log" 2>&1; then
 		explain_failure "$p" "$log"
 		exit 1
 	fi
@@ -216,11 +216,13 @@ cfg_id=$(cat <(echo "$want") "${FRAGMENTS[@]}" ${kconfigs[@]+"${kconfigs[@]}"} |
 if [ ! -f "$OBJ/.config" ] || [ "$(cat "$OBJ/config.stamp" 2>/dev/null)" != "$cfg_id" ]; then
 	say "configuring $FLAVOUR kernel (tinyconfig + ${FRAGMENTS[*]##*/})"
 	[ -f "$OBJ/.config" ] && cp -p "$OBJ/.config" "$OBJ/.config.prev"
-	"${KMAKE[@]}" tinyconfig >/dev/null
+	"${KMAKE[@]}" tinyconfig >"$OBJ/merge.log" 2>&1 ||
+		{ cat "$OBJ/merge.log" >&2; die "make tinyconfig failed"; }
 	KCONFIG_CONFIG=$OBJ/.config "$BUILD/src/scripts/kconfig/merge_config.sh" \
-		-m -O "$OBJ" "$OBJ/.config" "${FRAGMENTS[@]}" >"$OBJ/merge.log" 2>&1 ||
+		-m -O "$OBJ" "$OBJ/.config" "${FRAGMENTS[@]}" >>"$OBJ/merge.log" 2>&1 ||
 		{ cat "$OBJ/merge.log" >&2; die "merging the config fragments failed"; }
-	"${KMAKE[@]}" olddefconfig >/dev/null
+	"${KMAKE[@]}" olddefconfig >>"$OBJ/merge.log" 2>&1 ||
+		{ cat "$OBJ/merge.log" >&2; die "olddefconfig failed"; }
 	# Every symbol a fragment asks for must have stuck; a silent drop means a
 	# missing dependency and a kernel that lacks what the tests need.
 	bad=$(awk '
