@@ -73,15 +73,6 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	[[ $output != *"not ok 1"* && $output != *"not ok 3"* ]]
 }
 
-@test "the per-test check pins a real LKDTM WARNING on its test (debug kernel)" {
-	run "$RUN" --debug --no-kmemleak -- "FIXTURE_LKDTM=1 bats --tap $REPO/selftests/host/fixtures/marker.bats"
-	[ "$status" -eq 125 ]
-	[[ $output == *"ok 1 fixture: clean before"* ]]
-	[[ $output == *"not ok 2 fixture: leaves a warning report"* ]]
-	[[ $output == *"kernel: WARNING: WARNING: CPU: "*" at "*"drivers/misc/lkdtm/bugs.c:"* ]]
-	[[ $output != *"not ok 1"* && $output != *"not ok 3"* ]]
-}
-
 @test "bad usage is refused with a reason and exit 2" {
 	VM_TIMEOUT=abc run "$RUN" -- true
 	[ "$status" -eq 2 ]
