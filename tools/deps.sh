@@ -5,6 +5,7 @@
 # tools/deps.sh ensure    install only if something is missing; not root and
 #                         something missing: one-line error, exit 1
 # tools/deps.sh missing   print the missing packages, one a line
+# tools/deps.sh list      print every package the project needs
 set -euo pipefail
 
 PACKAGES=(
@@ -16,6 +17,8 @@ PACKAGES=(
 	# userspace
 	libnl-genl-3-dev liburing-dev pkg-config
 )
+# DEPS_PACKAGES replaces the list (the tests use it to see a missing one).
+[ -n "${DEPS_PACKAGES:-}" ] && read -r -a PACKAGES <<<"$DEPS_PACKAGES"
 
 missing() {
 	local p st
@@ -32,6 +35,7 @@ install() {
 }
 
 case ${1:-ensure} in
+list) printf '%s\n' "${PACKAGES[@]}" ;;
 missing) missing ;;
 install)
 	[ "$(id -u)" = 0 ] || { echo "deps: must be root to install packages (try: sudo make deps)" >&2; exit 1; }
@@ -45,5 +49,5 @@ ensure)
 	fi
 	echo "deps: installing ${need[*]}"
 	install "${need[@]}" ;;
-*) echo "usage: tools/deps.sh [install|ensure|missing]" >&2; exit 2 ;;
+*) echo "usage: tools/deps.sh [install|ensure|missing|list]" >&2; exit 2 ;;
 esac

@@ -131,3 +131,48 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	[[ $output == *"built normal kernel 6.1."*"(base Linux 6.1."* ]]
 	grep -q '^base_version=6\.1\.' "$KBUILD/obj/version"
 }
+
+@test "touching a kernel .c file of ours rebuilds its object and relinks" {
+	# kbuild's command lines hold the tree's absolute path, so the scratch
+	# copy of the built kernel must sit at the real path: a private mount
+	# namespace puts it there. One unchanged base .c file is claimed as ours.
+	[ -f "$KBUILD/obj/vmlinux" ] || { echo "run 'make kernel' first" >&2; false; }
+	[ "$(id -u)" = 0 ] || skip "needs root for a private mount namespace"
+	S=$T/kbuild
+	mkdir -p "$S/base"
+	cp -al "$KBUILD/src" "$S/" 2>/dev/null || cp -a "$KBUILD/src" "$S/"
+	cp -a "$KBUILD/obj" "$KBUILD/base.stamp" "$KBUILD/managed.list" "$S/"
+	for d in net drivers uapi; do
+		[ -d "$REPO/$d/patches" ] && cp -r "$REPO/$d/patches" "$T/repo/$d/"
+	done
+	mkdir -p "$T/repo/net/core"
+	cp "$KBUILD/base/net/core/datagram.c" "$T/repo/net/core/datagram.c"
+	cat >"$T/steps" <<-EOS
+	set -e
+	mount --make-rprivate /
+	mount --bind "$KBUILD/base" "$S/base"
+	mount --rbind "$S" "$KBUILD"
+	o=$KBUILD/obj/net/core/datagram.o v=$KBUILD/obj/vmlinux
+	build() { BUILD=$KBUILD "$T/repo/tools/kernel/build.sh" normal; }
+	t0=\$(stat -c %y \$o \$v)
+	build
+	t1=\$(stat -c %y \$o \$v)
+	build
+	t2=\$(stat -c %y \$o \$v)
+	touch "$T/repo/net/core/datagram.c"
+	build
+	t3=\$(stat -c %y \$o \$v)
+	echo "claimed: \$([ "\$t0" != "\$t1" ] && echo rebuilt || echo same)"
+	echo "unchanged: \$([ "\$t1" != "\$t2" ] && echo rebuilt || echo same)"
+	echo "touched: \$(set -- \$t2; a=\$1\$2 b=\$4\$5; set -- \$t3;
+		[ "\$a" != "\$1\$2" ] && [ "\$b" != "\$4\$5" ] && echo rebuilt-and-relinked || echo same)"
+	EOS
+	run unshare -m bash "$T/steps"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"claimed: rebuilt"* ]]
+	[[ $output == *"unchanged: same"* ]]
+	[[ $output == *"touched: rebuilt-and-relinked"* ]]
+	# only datagram.o was compiled each time: no full rebuild
+	[ "$(grep -c '^kernel: built normal kernel' <<<"$output")" -eq 3 ]
+}

@@ -36,7 +36,7 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	log=$(console_log)
 	[ -f "$log" ]
 	grep -q 'Linux version 6\.1\.' "$log"
-	grep -q 'guest-init: command exited 0' "$log"
+	grep -q 'guest-init: \[.*\] command exited 0' "$log"
 }
 
 @test "a panic fails the run and is named" {
@@ -87,4 +87,12 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	run make -s -C "$REPO" vm
 	[ "$status" -eq 2 ]
 	[[ $output == *"usage: make vm CMD="* ]]
+}
+
+@test "make demo boots the VM and shows the kernel, the netdevsim bus and /dev/udmabuf" {
+	run make -s -C "$REPO" demo
+	[ "$status" -eq 0 ]
+	[[ $output == *"== kernel"*"Linux devmem-vm 6.1."* ]]
+	[[ $output == *"== netdevsim bus"*"new_device"*"netdevsim10 ports: eth0 eth1"* ]]
+	[[ $output == *"/dev/udmabuf"* ]]
 }

@@ -24,7 +24,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$REPO/build/kernel}
 TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 FLAVOUR=${1:-normal}
-JOBS=${JOBS:-$(nproc)}
+JOBS=${JOBS:-$(( $(nproc) + 1 ))}
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/devmem-tcp/ccache}
 export CCACHE_BASEDIR=$REPO
 export CCACHE_NOHASHDIR=1
@@ -65,10 +65,14 @@ if [ "$want" != "$have" ] || [ ! -d "$BUILD/src" ]; then
 	mkdir -p "$BUILD/base.tmp"
 	tar -xJf "$TARBALL" -C "$BUILD/base.tmp" --strip-components=1
 	mv "$BUILD/base.tmp" "$BUILD/base"
-	cp -a "$BUILD/base" "$BUILD/src"
+	# src/ starts as hard links to base/: nothing writes into src/ in place
+	# (kbuild writes to O=, and the sync below replaces files, never
+	# rewrites them), so base/ stays pristine.
+	cp -al "$BUILD/base" "$BUILD/src"
 	echo "$want" >"$BUILD/base.stamp"
 fi
-BASE_VERSION=$(make -s -C "$BUILD/base" kernelversion 2>/dev/null)
+BASE_VERSION=$(make -s -C "$BUILD/base" kernelversion 2>/dev/null) ||
+	die "cannot read the kernel version of $BUILD/base (remove $BUILD to start over)"
 PKG_VERSION=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
 
 # --- 2. stage our files and patches ------------------------------------------
@@ -178,6 +182,7 @@ for k in "${MANAGED[@]}"; do
 			cmp -s "$s" "$d" && continue
 	fi
 	mkdir -p "$(dirname "$d")"
+	rm -f "$d"
 	if [ -n "${PATCHED[$k]:-}" ]; then cp "$s" "$d"; else cp -p "$s" "$d"; fi
 	changed=$((changed + 1))
 done
@@ -189,7 +194,8 @@ if [ -f "$BUILD/managed.list" ]; then
 	while read -r k; do
 		[ -n "$k" ] && [ -z "${NOW[$k]:-}" ] || continue
 		if [ -f "$BUILD/base/$k" ]; then
-			cmp -s "$BUILD/base/$k" "$BUILD/src/$k" || cp "$BUILD/base/$k" "$BUILD/src/$k"
+			cmp -s "$BUILD/base/$k" "$BUILD/src/$k" ||
+				{ rm -f "$BUILD/src/$k"; cp "$BUILD/base/$k" "$BUILD/src/$k"; }
 		else
 			rm -f "$BUILD/src/$k"
 		fi
