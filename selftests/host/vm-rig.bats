@@ -96,3 +96,19 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	[[ $output == *"== netdevsim bus"*"new_device"*"netdevsim10 ports: eth0 eth1"* ]]
 	[[ $output == *"/dev/udmabuf"* ]]
 }
+
+@test "killing the runner kills its guest" {
+	"$RUN" -- 'sleep 600' >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	runner=$!
+	# wait until the guest runs the command, then kill the runner
+	for _ in $(seq 600); do
+		grep -qs 'running command' "$VM_LOG_DIR"/run-*/console.log && break
+		sleep 0.1
+	done
+	kill -TERM "$runner"
+	wait "$runner" || status=$?
+	[ "$status" -eq 143 ]
+	grep -q 'vm: terminated; guest killed' "$BATS_TEST_TMPDIR/out"
+	run pgrep -f "qemu-system-x86_64.*$BATS_TEST_TMPDIR"
+	[ "$status" -ne 0 ]
+}
