@@ -17,14 +17,28 @@ $(RUN_EXIT_SO): tools/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug vm check demo clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug tools vm check demo bench clean distclean
 .DEFAULT_GOAL := all
 
-all: kernel
+all: kernel tools
+
+# Userspace helpers: tools/<name>/*.c -> build/bin/<name>. They run in the
+# VM from the shared repository, so they link only against the host's libc.
+TOOLS := tcpxfer tcp-data-split
+TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
+TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
+
+tools: $(TOOL_BINS)
+
+.SECONDEXPANSION:
+$(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h)
+	@mkdir -p $(dir $@)
+	gcc $(TOOL_CFLAGS) -o $@ $(filter %.c,$^)
 
 help:
 	@echo "make deps          install everything the project needs (apt-get, root)"
 	@echo "make kernel        build the test kernel (build/kernel/obj)"
+	@echo "make tools         build the userspace helpers (build/bin)"
 	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
 	@echo "make check         host tests, then every selftests/*.bats in the VM on both kernels"
@@ -64,7 +78,7 @@ vm: $(VM_KERNEL)
 	@tools/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD))
 endif
 
-check: ensure-deps
+check: ensure-deps tools
 	@tools/kernel/build.sh normal
 	@tools/kernel/build.sh debug
 	@tools/check
