@@ -30,6 +30,9 @@ TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 
 tools: $(TOOL_BINS)
 
+# `make build/bin/NAME` works as well as the absolute path.
+$(TOOLS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
+
 .SECONDEXPANSION:
 $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h)
 	@mkdir -p $(dir $@)

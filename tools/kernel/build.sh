@@ -76,12 +76,12 @@ BASE_VERSION=$(make -s -C "$BUILD/base" kernelversion 2>/dev/null) ||
 PKG_VERSION=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
 
 # --- 2. stage our files and patches ------------------------------------------
-# Our own kernel files: net/** and drivers/** go to the same path, uapi/**
-# goes to include/uapi/**. patches/ directories and top-level READMEs are not
-# kernel files.
+# Our own kernel files: net/**, drivers/** and include/** (kernel-internal
+# headers) go to the same path, uapi/** goes to include/uapi/**. patches/
+# directories and top-level READMEs are not kernel files.
 overlay_files() {
 	local top dst
-	for top in net drivers uapi; do
+	for top in net drivers include uapi; do
 		[ -d "$REPO/$top" ] || continue
 		case $top in uapi) dst=include/uapi ;; *) dst=$top ;; esac
 		(cd "$REPO/$top" && find . -type f ! -path './patches/*' \

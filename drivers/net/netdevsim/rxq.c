@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive queues of a netdevsim port.
+ *
+ * Each rx queue has a NAPI context, a backlog of wire packets (the NIC's
+ * receive FIFO, as deep as the ring) and two page pools: payload buffers
+ * and, for header split, header buffers. The poll "DMAs" each wire packet
+ * into buffers from the pools, builds an skb around them and hands it to
+ * GRO, as a NIC driver does after the hardware has filled its ring.
+ *
+ * The copy goes through the buffer's DMA address only (nsim_dma_write), the
+ * way a device sees memory: whatever sits behind the address - a page-pool
+ * page or a piece of a dma-buf - is filled by the same code.
+ *
+ * The queue restart operations (struct netdev_queue_mgmt_ops) swap a
+ * queue's pools while the other queues keep running.
+ */
+#include <linux/dma-direct.h>
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+#include <linux/highmem.h>
+#include <linux/rtnetlink.h>
+#include <net/netdev_queues.h>
+#include <net/page_pool.h>
+
+#include "netdevsim.h"
+
+static struct device *nsim_dma_dev(struct netdevsim *ns)
+{
+	return &ns->nsim_bus_dev->dev;
+}
+
+/* The DMA engine: write @len bytes of @src, from @off, to bus address
+ * @addr. Direct DMA without an IOMMU: the bus address is a physical one.
+ */
+static void nsim_dma_write(struct device *dev, dma_addr_t addr,
+			   const struct sk_buff *src, int off,
+			   unsigned int len)
+{
+	phys_addr_t phys = dma_to_phys(dev, addr);
+	unsigned int in_page, n;
+	void *va;
+
+	while (len) {
+		in_page = offset_in_page(phys);
+		n = min_t(unsigned int, len, PAGE_SIZE - in_page);
+		va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
+		/* Cannot fail: the caller stays within src->len. */
+		WARN_ON_ONCE(skb_copy_bits(src, off, va + in_page, n));
+		kunmap_local(va);
+		phys += n;
+		off += n;
+		len -= n;
+	}
+}
+
+#define NSIM_STAT_INC(rq, field, n)					\
+	do {								\
+		u64_stats_update_begin(&(rq)->stats.syncp);		\
+		(rq)->stats.field += (n);				\
+		u64_stats_update_end(&(rq)->stats.syncp);		\
+	} while (0)
+
+static struct page *nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
+{
+	struct page *page = NULL;
+
+	if (!atomic_add_unless(&rq->fail_alloc, -1, 0))
+		page = page_pool_dev_alloc_pages(pp);
+	if (!page)
+		NSIM_STAT_INC(rq, alloc_fail, 1);
+	return page;
+}
+
+/* DMA @len bytes of @wskb from @off into @page at @pg_off; the CPU may
+ * look at them afterwards.
+ */
+static void nsim_rx_fill(struct nsim_rq *rq, struct page *page,
+			 unsigned int pg_off, struct sk_buff *wskb,
+			 unsigned int off, unsigned int len)
+{
+	struct device *dev = nsim_dma_dev(rq->ns);
+	dma_addr_t dma = page_pool_get_dma_addr(page) + pg_off;
+
+	nsim_dma_write(dev, dma, wskb, off, len);
+	dma_sync_single_for_cpu(dev, dma, len, DMA_FROM_DEVICE);
+}
+
+/* Header split: the headers go to a header buffer, then into the head of
+ * a small skb; the header buffer goes straight back to its pool.
+ */
+static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
+					  struct sk_buff *wskb,
+					  unsigned int *done)
+{
+	unsigned int hlen = NSIM_WIRE_CB(wskb)->hdr_len;
+	struct page_pool *pp = rq->mem.hdr_pp;
+	struct sk_buff *skb;
+	struct page *page;
+
+	/* Not TCP/UDP: as much as fits in the header buffer. */
+	if (!hlen || hlen > NSIM_HDR_BUF_SIZE)
+		hlen = min_t(unsigned int, wskb->len, NSIM_HDR_BUF_SIZE);
+
+	page = nsim_rq_alloc(rq, pp);
+	if (!page)
+		return NULL;
+	nsim_rx_fill(rq, page, 0, wskb, 0, hlen);
+	skb = napi_alloc_skb(&rq->napi, hlen);
+	if (skb)
+		skb_put_data(skb, page_address(page), hlen);
+	page_pool_recycle_direct(pp, page);
+	if (!skb)
+		return NULL;
+	NSIM_STAT_INC(rq, hdr_bufs, 1);
+	*done = hlen;
+	return skb;
+}
+
+/* No header split: the packet starts in a page-pool buffer that becomes
+ * the skb's head.
+ */
+static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
+					  struct sk_buff *wskb,
+					  unsigned int *done)
+{
+	const unsigned int headroom = NET_SKB_PAD + NET_IP_ALIGN;
+	const unsigned int room = PAGE_SIZE - headroom -
+		SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	unsigned int n = min(wskb->len, room);
+	struct page_pool *pp = rq->mem.pp;
+	struct sk_buff *skb;
+	struct page *page;
+
+	page = nsim_rq_alloc(rq, pp);
+	if (!page)
+		return NULL;
+	nsim_rx_fill(rq, page, headroom, wskb, 0, n);
+	skb = napi_build_skb(page_address(page), PAGE_SIZE);
+	if (!skb) {
+		page_pool_recycle_direct(pp, page);
+		return NULL;
+	}
+	skb_mark_for_recycle(skb);
+	skb_reserve(skb, headroom);
+	__skb_put(skb, n);
+	NSIM_STAT_INC(rq, payload_bufs, 1);
+	*done = n;
+	return skb;
+}
+
+/* The rest of the packet into payload buffers, one page each. */
+static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
+			   struct sk_buff *wskb, unsigned int off)
+{
+	unsigned int n, bufs = 0;
+	struct page *page;
+	int err = 0;
+
+	while (off < wskb->len) {
+		if (skb_shinfo(skb)->nr_frags == MAX_SKB_FRAGS) {
+			err = -EMSGSIZE;
+			break;
+		}
+		page = nsim_rq_alloc(rq, rq->mem.pp);
+		if (!page) {
+			err = -ENOMEM;
+			break;
+		}
+		n = min_t(unsigned int, wskb->len - off, PAGE_SIZE);
+		nsim_rx_fill(rq, page, 0, wskb, off, n);
+		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, 0, n,
+				PAGE_SIZE);
+		off += n;
+		bufs++;
+	}
+	NSIM_STAT_INC(rq, payload_bufs, bufs);
+	return err;
+}
+
+static struct sk_buff *nsim_rx_build(struct nsim_rq *rq, struct sk_buff *wskb)
+{
+	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wskb);
+	struct net_device *dev = rq->ns->netdev;
+	netdev_features_t features = READ_ONCE(dev->features);
+	struct sk_buff *skb;
+	unsigned int done;
+
+	if (READ_ONCE(rq->ns->dp.hds))
+		skb = nsim_rx_split_head(rq, wskb, &done);
+	else
+		skb = nsim_rx_whole_head(rq, wskb, &done);
+	if (!skb)
+		return NULL;
+	skb_mark_for_recycle(skb);
+	if (nsim_rx_payload(rq, skb, wskb, done)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+
+	skb->protocol = eth_type_trans(skb, dev);
+	skb_record_rx_queue(skb, rq->idx);
+	if ((features & NETIF_F_RXHASH) && cb->hash)
+		skb_set_hash(skb, cb->hash,
+			     cb->l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
+	/* The wire cannot corrupt a packet, so the checksum is good. */
+	if ((features & NETIF_F_RXCSUM) && cb->l4)
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+
+	u64_stats_update_begin(&rq->stats.syncp);
+	rq->stats.packets++;
+	rq->stats.bytes += wskb->len;
+	u64_stats_update_end(&rq->stats.syncp);
+	return skb;
+}
+
+static int nsim_rq_poll(struct napi_struct *napi, int budget)
+{
+	struct nsim_rq *rq = container_of(napi, struct nsim_rq, napi);
+	struct sk_buff_head batch;
+	struct sk_buff *wskb, *skb;
+	int done = 0;
+
+	__skb_queue_head_init(&batch);
+	spin_lock(&rq->backlog.lock);
+	while (skb_queue_len(&batch) < budget &&
+	       (wskb = __skb_dequeue(&rq->backlog)))
+		__skb_queue_tail(&batch, wskb);
+	spin_unlock(&rq->backlog.lock);
+
+	while ((wskb = __skb_dequeue(&batch))) {
+		done++;
+		if (atomic_add_unless(&rq->drop_next, -1, 0)) {
+			NSIM_STAT_INC(rq, drops, 1);
+			kfree_skb(wskb);
+			continue;
+		}
+		skb = nsim_rx_build(rq, wskb);
+		if (!skb) {
+			NSIM_STAT_INC(rq, drops, 1);
+			kfree_skb(wskb);
+			continue;
+		}
+		/* Transmit completion for the sender: its socket may send
+		 * more.
+		 */
+		consume_skb(wskb);
+		napi_gro_receive(napi, skb);
+	}
+
+	if (done < budget)
+		napi_complete_done(napi, done);
+	return done;
+}
+
+/**
+ * nsim_rq_enqueue() - put a wire packet into rx queue @q's FIFO
+ * @ns: the receiving port
+ * @q: an active rx queue of @ns
+ * @skb: the packet; consumed
+ *
+ * Called from the sender's transmit path, under rcu_read_lock.
+ *
+ * Return: 0, or -ENOBUFS when the queue is stopped or its FIFO is full
+ * (the packet is dropped and counted on the queue).
+ */
+int nsim_rq_enqueue(struct netdevsim *ns, unsigned int q, struct sk_buff *skb)
+{
+	struct nsim_rq *rq = &ns->dp.rqs[q];
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&rq->backlog.lock, flags);
+	ok = rq->running &&
+	     skb_queue_len(&rq->backlog) < READ_ONCE(ns->dp.ring_size);
+	if (ok)
+		__skb_queue_tail(&rq->backlog, skb);
+	spin_unlock_irqrestore(&rq->backlog.lock, flags);
+
+	if (!ok) {
+		atomic64_inc(&rq->ring_drops);
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	napi_schedule(&rq->napi);
+	return 0;
+}
+
+/* --- queue memory and restart ------------------------------------------- */
+
+static struct page_pool *nsim_pp_create(struct netdevsim *ns)
+{
+	struct page_pool_params pp = {
+		.flags		= PP_FLAG_DMA_MAP,
+		.order		= 0,
+		.pool_size	= ns->dp.ring_size,
+		.nid		= NUMA_NO_NODE,
+		.dev		= nsim_dma_dev(ns),
+		.dma_dir	= DMA_FROM_DEVICE,
+	};
+
+	return page_pool_create(&pp);
+}
+
+static void nsim_queue_mem_free(struct net_device *dev, void *per_queue_mem)
+{
+	struct nsim_rq_mem *mem = per_queue_mem;
+
+	/* Buffers still in skbs keep their pool alive until they return. */
+	if (mem->pp)
+		page_pool_destroy(mem->pp);
+	if (mem->hdr_pp)
+		page_pool_destroy(mem->hdr_pp);
+	mem->pp = NULL;
+	mem->hdr_pp = NULL;
+}
+
+static int nsim_queue_mem_alloc(struct net_device *dev, void *per_queue_mem,
+				int idx)
+{
+	struct netdevsim *ns = netdev_priv(dev);
+	struct nsim_rq_mem *mem = per_queue_mem;
+	struct nsim_rq *rq = &ns->dp.rqs[idx];
+	struct page_pool *pp;
+
+	if (rq->fail_pool_create) {
+		rq->fail_pool_create = false;
+		netdev_info(dev, "rx queue %d: page pool creation failed (fault injected)\n",
+			    idx);
+		return -ENOMEM;
+	}
+	pp = nsim_pp_create(ns);
+	if (IS_ERR(pp))
+		return PTR_ERR(pp);
+	mem->pp = pp;
+	pp = nsim_pp_create(ns);
+	if (IS_ERR(pp)) {
+		nsim_queue_mem_free(dev, mem);
+		return PTR_ERR(pp);
+	}
+	mem->hdr_pp = pp;
+	return 0;
+}
+
+static int nsim_queue_start(struct net_device *dev, void *per_queue_mem,
+			    int idx)
+{
+	struct netdevsim *ns = netdev_priv(dev);
+	struct nsim_rq_mem *mem = per_queue_mem;
+	struct nsim_rq *rq = &ns->dp.rqs[idx];
+
+	rq->mem = *mem;
+	memset(mem, 0, sizeof(*mem));
+	napi_enable(&rq->napi);
+	spin_lock_bh(&rq->backlog.lock);
+	rq->running = true;
+	spin_unlock_bh(&rq->backlog.lock);
+	return 0;
+}
+
+static int nsim_queue_stop(struct net_device *dev, void *per_queue_mem,
+			   int idx)
+{
+	struct netdevsim *ns = netdev_priv(dev);
+	struct nsim_rq_mem *mem = per_queue_mem;
+	struct nsim_rq *rq = &ns->dp.rqs[idx];
+	struct sk_buff_head lost;
+
+	__skb_queue_head_init(&lost);
+	spin_lock_bh(&rq->backlog.lock);
+	rq->running = false;
+	skb_queue_splice_init(&rq->backlog, &lost);
+	spin_unlock_bh(&rq->backlog.lock);
+
+	/* Packets the NIC had not written out yet are lost, as on hardware. */
+	atomic64_add(skb_queue_len(&lost), &rq->ring_drops);
+	__skb_queue_purge(&lost);
+
+	napi_disable(&rq->napi);
+	*mem = rq->mem;
+	memset(&rq->mem, 0, sizeof(rq->mem));
+	return 0;
+}
+
+const struct netdev_queue_mgmt_ops nsim_queue_mgmt_ops = {
+	.ndo_queue_mem_size	= sizeof(struct nsim_rq_mem),
+	.ndo_queue_mem_alloc	= nsim_queue_mem_alloc,
+	.ndo_queue_mem_free	= nsim_queue_mem_free,
+	.ndo_queue_start	= nsim_queue_start,
+	.ndo_queue_stop		= nsim_queue_stop,
+};
+
+void nsim_rq_close_range(struct netdevsim *ns, unsigned int from,
+			 unsigned int to)
+{
+	struct net_device *dev = ns->netdev;
+	struct nsim_rq_mem mem;
+	unsigned int i;
+
+	for (i = from; i < to; i++) {
+		nsim_queue_stop(dev, &mem, i);
+		nsim_queue_mem_free(dev, &mem);
+	}
+}
+
+int nsim_rq_open_range(struct netdevsim *ns, unsigned int from,
+		       unsigned int to)
+{
+	struct net_device *dev = ns->netdev;
+	struct nsim_rq_mem mem = {};
+	unsigned int i;
+	int err;
+
+	for (i = from; i < to; i++) {
+		err = nsim_queue_mem_alloc(dev, &mem, i);
+		if (err) {
+			nsim_rq_close_range(ns, from, i);
+			return err;
+		}
+		nsim_queue_start(dev, &mem, i);
+	}
+	return 0;
+}
+
+/* Rebuild every active queue (ring size change); stops at the first
+ * failure, which leaves that queue on its old memory.
+ */
+int nsim_rq_restart_all(struct netdevsim *ns)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ns->netdev->real_num_rx_queues; i++) {
+		err = netdev_rx_queue_restart(ns->netdev, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int nsim_dp_open(struct net_device *dev)
+{
+	struct netdevsim *ns = netdev_priv(dev);
+	int err;
+
+	err = nsim_rq_open_range(ns, 0, dev->real_num_rx_queues);
+	if (err)
+		return err;
+	nsim_peer_carrier_update(ns);
+	return 0;
+}
+
+int nsim_dp_stop(struct net_device *dev)
+{
+	struct netdevsim *ns = netdev_priv(dev);
+
+	nsim_peer_carrier_update(ns);
+	nsim_rq_close_range(ns, 0, dev->real_num_rx_queues);
+	return 0;
+}
+
+/* --- held buffers (fault knob) ------------------------------------------ */
+
+/* Take @n payload buffers out of the running queue's pool and keep them,
+ * as a NIC keeps buffers posted to its ring. Under rtnl.
+ */
+int nsim_rq_hold(struct nsim_rq *rq, unsigned int n)
+{
+	struct page *page;
+	int err = 0;
+
+	if (!rq->running)
+		return -ENETDOWN;
+	if (n > NSIM_HOLD_MAX - rq->nheld)
+		return -ENOSPC;
+
+	/* The pool's allocation cache belongs to the NAPI poll. */
+	napi_disable(&rq->napi);
+	local_bh_disable();
+	while (n--) {
+		page = page_pool_dev_alloc_pages(rq->mem.pp);
+		if (!page) {
+			err = -ENOMEM;
+			break;
+		}
+		rq->held[rq->nheld++] = page;
+	}
+	local_bh_enable();
+	napi_enable(&rq->napi);
+	return err;
+}
+
+/* Give held buffers back to the pool they came from, which may be one a
+ * queue restart has already destroyed (it waits for them).
+ */
+void nsim_rq_release_held(struct nsim_rq *rq)
+{
+	struct page *page;
+
+	while (rq->nheld) {
+		page = rq->held[--rq->nheld];
+		page_pool_put_full_page(page->pp, page, false);
+	}
+}
+
+/* --- set-up and statistics ---------------------------------------------- */
+
+int nsim_dp_init(struct netdevsim *ns)
+{
+	struct device *dmadev = nsim_dma_dev(ns);
+	struct net_device *dev = ns->netdev;
+	unsigned int i;
+	int err;
+
+	nsim_steer_init(ns);
+	/* VFs have no datapath: they drop what they send, as before. */
+	if (!nsim_dev_port_is_pf(ns->nsim_dev_port))
+		return 0;
+
+	/* A device that does DMA, directly, to any address. */
+	err = dma_coerce_mask_and_coherent(dmadev, DMA_BIT_MASK(64));
+	if (err)
+		return err;
+
+	ns->dp.num_rqs = dev->num_rx_queues;
+	ns->dp.rqs = kcalloc(ns->dp.num_rqs, sizeof(*ns->dp.rqs), GFP_KERNEL);
+	if (!ns->dp.rqs)
+		return -ENOMEM;
+	for (i = 0; i < ns->dp.num_rqs; i++) {
+		struct nsim_rq *rq = &ns->dp.rqs[i];
+
+		rq->ns = ns;
+		rq->idx = i;
+		skb_queue_head_init(&rq->backlog);
+		u64_stats_init(&rq->stats.syncp);
+		netif_napi_add(dev, &rq->napi, nsim_rq_poll);
+	}
+	ns->dp.ring_size = NSIM_RING_DEFAULT;
+	dev->queue_mgmt_ops = &nsim_queue_mgmt_ops;
+	return 0;
+}
+
+/* After unregister: the queues are closed and nobody links to us. */
+void nsim_dp_uninit(struct netdevsim *ns)
+{
+	unsigned int i;
+
+	nsim_steer_uninit(ns);
+	for (i = 0; i < ns->dp.num_rqs; i++) {
+		nsim_rq_release_held(&ns->dp.rqs[i]);
+		netif_napi_del(&ns->dp.rqs[i].napi);
+	}
+	kfree(ns->dp.rqs);
+	ns->dp.rqs = NULL;
+	ns->dp.num_rqs = 0;
+}
+
+void nsim_rq_read_stats(struct nsim_rq *rq, u64 *out)
+{
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&rq->stats.syncp);
+		out[NSIM_RQ_PACKETS] = rq->stats.packets;
+		out[NSIM_RQ_BYTES] = rq->stats.bytes;
+		out[NSIM_RQ_HDR_BUFS] = rq->stats.hdr_bufs;
+		out[NSIM_RQ_PAYLOAD_BUFS] = rq->stats.payload_bufs;
+		out[NSIM_RQ_DROPS] = rq->stats.drops;
+		out[NSIM_RQ_ALLOC_FAIL] = rq->stats.alloc_fail;
+	} while (u64_stats_fetch_retry(&rq->stats.syncp, start));
+	out[NSIM_RQ_DROPS] += atomic64_read(&rq->ring_drops);
+}
+
+void nsim_dp_get_stats64(struct net_device *dev,
+			 struct rtnl_link_stats64 *stats)
+{
+	struct netdevsim *ns = netdev_priv(dev);
+	u64 s[NSIM_RQ_NSTATS];
+	unsigned int i;
+
+	for (i = 0; i < ns->dp.num_rqs; i++) {
+		nsim_rq_read_stats(&ns->dp.rqs[i], s);
+		stats->rx_packets += s[NSIM_RQ_PACKETS];
+		stats->rx_bytes += s[NSIM_RQ_BYTES];
+		stats->rx_dropped += s[NSIM_RQ_DROPS];
+	}
+	stats->rx_length_errors = atomic64_read(&ns->dp.rx_length_errors);
+	stats->rx_errors = stats->rx_length_errors;
+	stats->rx_dropped += atomic64_read(&ns->dp.rx_filtered);
+	stats->tx_packets = atomic64_read(&ns->dp.tx_packets);
+	stats->tx_bytes = atomic64_read(&ns->dp.tx_bytes);
+	stats->tx_dropped = atomic64_read(&ns->dp.tx_drop_no_peer) +
+			    atomic64_read(&ns->dp.tx_drop_peer_down);
+	stats->tx_errors = atomic64_read(&ns->dp.tx_errors);
+}

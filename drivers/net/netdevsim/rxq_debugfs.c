@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-queue knobs under /sys/kernel/debug/netdevsim/netdevsimN/ports/P/rxq/Q/
+ *
+ *   restart           write 1: restart the queue (netdev_rx_queue_restart)
+ *   fail_pool_create  Y: the next page-pool creation for the queue fails,
+ *                     so a restart must roll back to the old queue
+ *   fail_alloc        fail the next N buffer allocations (packet dropped,
+ *                     counted in rxQ_alloc_fail)
+ *   drop              drop the next N packets the queue receives
+ *   hold              write N: the queue takes N payload buffers out of its
+ *                     pool and keeps them; write 0: give them all back;
+ *                     read: how many it holds
+ */
+#include <linux/debugfs.h>
+#include <linux/rtnetlink.h>
+#include <net/netdev_queues.h>
+
+#include "netdevsim.h"
+
+#define NSIM_KNOB_MAX	1000000
+
+/* rtnl without deadlocking against the removal of these files, which
+ * waits for their writers while its caller may hold rtnl.
+ */
+static int nsim_knob_lock(struct nsim_rq *rq)
+{
+	if (!rtnl_trylock())
+		return restart_syscall();
+	if (rq->ns->netdev->reg_state != NETREG_REGISTERED) {
+		rtnl_unlock();
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static ssize_t nsim_restart_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	struct nsim_rq *rq = file->private_data;
+	struct net_device *dev = rq->ns->netdev;
+	bool val;
+	int err;
+
+	err = kstrtobool_from_user(ubuf, count, &val);
+	if (err)
+		return err;
+	if (!val)
+		return -EINVAL;
+	err = nsim_knob_lock(rq);
+	if (err)
+		return err;
+	if (!netif_running(dev))
+		err = -ENETDOWN;
+	else
+		err = netdev_rx_queue_restart(dev, rq->idx);
+	rtnl_unlock();
+	return err ? err : count;
+}
+
+static const struct file_operations nsim_restart_fops = {
+	.open = simple_open,
+	.write = nsim_restart_write,
+	.llseek = generic_file_llseek,
+	.owner = THIS_MODULE,
+};
+
+static ssize_t nsim_hold_read(struct file *file, char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	struct nsim_rq *rq = file->private_data;
+	char buf[16];
+	int len;
+
+	len = scnprintf(buf, sizeof(buf), "%u\n", READ_ONCE(rq->nheld));
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static ssize_t nsim_hold_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct nsim_rq *rq = file->private_data;
+	unsigned int n;
+	int err;
+
+	err = kstrtouint_from_user(ubuf, count, 0, &n);
+	if (err)
+		return err;
+	if (n > NSIM_HOLD_MAX)
+		return -EINVAL;
+	err = nsim_knob_lock(rq);
+	if (err)
+		return err;
+	if (n)
+		err = nsim_rq_hold(rq, n);
+	else
+		nsim_rq_release_held(rq);
+	rtnl_unlock();
+	return err ? err : count;
+}
+
+static const struct file_operations nsim_hold_fops = {
+	.open = simple_open,
+	.read = nsim_hold_read,
+	.write = nsim_hold_write,
+	.llseek = generic_file_llseek,
+	.owner = THIS_MODULE,
+};
+
+static int nsim_count_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int nsim_count_set(void *data, u64 val)
+{
+	if (val > NSIM_KNOB_MAX)
+		return -EINVAL;
+	atomic_set(data, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(nsim_count_fops, nsim_count_get, nsim_count_set,
+			 "%llu\n");
+
+void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
+{
+	struct nsim_rq *rq;
+	char name[16];
+	unsigned int i;
+
+	if (!ns->dp.rqs)
+		return;
+	ns->dp.ddir = debugfs_create_dir("rxq", port_ddir);
+	for (i = 0; i < ns->dp.num_rqs; i++) {
+		rq = &ns->dp.rqs[i];
+		snprintf(name, sizeof(name), "%u", i);
+		rq->ddir = debugfs_create_dir(name, ns->dp.ddir);
+		debugfs_create_file("restart", 0200, rq->ddir, rq,
+				    &nsim_restart_fops);
+		debugfs_create_bool("fail_pool_create", 0600, rq->ddir,
+				    &rq->fail_pool_create);
+		debugfs_create_file_unsafe("fail_alloc", 0600, rq->ddir,
+					   &rq->fail_alloc, &nsim_count_fops);
+		debugfs_create_file_unsafe("drop", 0600, rq->ddir,
+					   &rq->drop_next, &nsim_count_fops);
+		debugfs_create_file("hold", 0600, rq->ddir, rq,
+				    &nsim_hold_fops);
+	}
+}
+
+void nsim_rq_debugfs_exit(struct netdevsim *ns)
+{
+	debugfs_remove_recursive(ns->dp.ddir);
+	ns->dp.ddir = NULL;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-queue restart operations of a network device.
+ *
+ * A driver that can rebuild one rx queue while the others keep running
+ * fills in struct netdev_queue_mgmt_ops and points dev->queue_mgmt_ops at
+ * it. The core then restarts a queue with netdev_rx_queue_restart(): it asks
+ * the driver to build the new queue's memory first, swaps it in and frees
+ * the old memory, or puts the old queue back when the new one cannot start.
+ */
+#ifndef _NET_NETDEV_QUEUES_H
+#define _NET_NETDEV_QUEUES_H
+
+#include <linux/netdevice.h>
+
+/**
+ * struct netdev_queue_mgmt_ops - rebuild one rx queue in place
+ * @ndo_queue_mem_size: size of the driver's per-queue memory descriptor;
+ *	the core allocates two of them (new and old) per restart
+ * @ndo_queue_mem_alloc: build everything queue @idx needs to run (buffer
+ *	pools, rings) into @per_queue_mem, without touching the live queue
+ * @ndo_queue_mem_free: free what mem_alloc built, or what queue_stop
+ *	handed back
+ * @ndo_queue_start: make queue @idx run on @per_queue_mem
+ * @ndo_queue_stop: stop queue @idx and move its memory into @per_queue_mem
+ *
+ * All four are called under rtnl_lock, with the device running.
+ */
+struct netdev_queue_mgmt_ops {
+	size_t ndo_queue_mem_size;
+	int (*ndo_queue_mem_alloc)(struct net_device *dev, void *per_queue_mem,
+				   int idx);
+	void (*ndo_queue_mem_free)(struct net_device *dev, void *per_queue_mem);
+	int (*ndo_queue_start)(struct net_device *dev, void *per_queue_mem,
+			       int idx);
+	int (*ndo_queue_stop)(struct net_device *dev, void *per_queue_mem,
+			      int idx);
+};
+
+int netdev_rx_queue_restart(struct net_device *dev, unsigned int rxq_idx);
+
+#endif /* _NET_NETDEV_QUEUES_H */
