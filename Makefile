@@ -45,6 +45,7 @@ help:
 	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
 	@echo "make check         host tests, then every selftests/*.bats in the VM on both kernels"
+	@echo "make bench         netdevsim pair vs veth TCP throughput in the VM (BENCH_ARGS=...)"
 	@echo "make demo          boot the VM and show what it offers"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
@@ -85,6 +86,11 @@ check: ensure-deps tools
 	@tools/kernel/build.sh normal
 	@tools/kernel/build.sh debug
 	@tools/check
+
+# BENCH_ARGS: see tools/bench/pair-throughput --help
+bench: ensure-deps tools
+	@tools/kernel/build.sh normal
+	@tools/vm/run -- tools/bench/pair-throughput $(BENCH_ARGS)
 
 demo: ensure-deps
 	@tools/kernel/build.sh normal

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The standard topology of the datapath suites: two netdevsim devices, one
+# port each, in network namespaces nsa and nsb, linked by a cable.
+#
+#   load lib/vm
+#   load lib/nsim
+#   test_setup()    { nsim_pair 4; }      # 4 queues per port
+#   test_teardown() { nsim_cleanup; }
+#
+# After nsim_pair: NSA/NSB namespaces, DEVA/DEVB port names, IFA/IFB
+# ifindexes, IDA/IDB netdevsim device ids, DFSA/DFSB the ports' debugfs
+# directories, IP4A/IP4B and IP6A/IP6B addresses.
+
+BIN=${VM_REPO:-$BATS_TEST_DIRNAME/..}/build/bin
+NSIM_BUS=/sys/bus/netdevsim
+
+IP4A=192.0.2.1
+IP4B=192.0.2.2
+IP6A=2001:db8::1
+IP6B=2001:db8::2
+
+# A free netdevsim device id: the test's own, so leftovers cannot clash.
+nsim_new_dev() {
+	local id=$1 queues=$2
+	echo "$id 1 $queues" >"$NSIM_BUS/new_device"
+	ls "$NSIM_BUS/devices/netdevsim$id/net/"
+}
+
+# nsim_port_ns ID NS: move device ID's port into netns NS, print its name.
+nsim_port_ns() {
+	local id=$1 ns=$2 dev
+	dev=$(ls "$NSIM_BUS/devices/netdevsim$id/net/")
+	ip link set "$dev" netns "$ns"
+	echo "$dev"
+}
+
+ifindex_in() { ip netns exec "$1" cat "/sys/class/net/$2/ifindex"; }
+
+# Write STRING to a sysfs/debugfs FILE; on failure print the error text
+# (strerror) on stdout and return 1. `run sysfs_write ...` then lets a
+# test check the exact errno by its message.
+sysfs_write() {
+	local out
+	if out=$( { printf '%s' "$2" >"$1"; } 2>&1); then
+		return 0
+	fi
+	echo "${out##*: }"
+	return 1
+}
+
+# Open fds on both namespaces for the link files (NSFDA, NSFDB).
+nsim_open_nsfds() {
+	exec {NSFDA}</run/netns/"$NSA" {NSFDB}</run/netns/"$NSB"
+}
+
+nsim_link() {
+	sysfs_write "$NSIM_BUS/link" "$NSFDA:$IFA $NSFDB:$IFB"
+}
+
+# nsim_pair [QUEUES [MTU]]: the standard topology, linked and up, IPv4
+# and IPv6 (no DAD) addresses.
+nsim_pair() {
+	local queues=${1:-4} mtu=${2:-1500}
+
+	NSA=nsa NSB=nsb
+	IDA=$((1000 + BATS_TEST_NUMBER * 2)) IDB=$((1001 + BATS_TEST_NUMBER * 2))
+	ip netns add "$NSA"
+	ip netns add "$NSB"
+	nsim_new_dev "$IDA" "$queues" >/dev/null
+	nsim_new_dev "$IDB" "$queues" >/dev/null
+	DEVA=$(nsim_port_ns "$IDA" "$NSA")
+	DEVB=$(nsim_port_ns "$IDB" "$NSB")
+	IFA=$(ifindex_in "$NSA" "$DEVA")
+	IFB=$(ifindex_in "$NSB" "$DEVB")
+	DFSA=/sys/kernel/debug/netdevsim/netdevsim$IDA/ports/0
+	DFSB=/sys/kernel/debug/netdevsim/netdevsim$IDB/ports/0
+	nsim_open_nsfds
+	nsim_link
+	nsim_addr "$NSA" "$DEVA" "$IP4A" "$IP6A" "$mtu"
+	nsim_addr "$NSB" "$DEVB" "$IP4B" "$IP6B" "$mtu"
+}
+
+nsim_addr() {
+	local ns=$1 dev=$2 ip4=$3 ip6=$4 mtu=$5
+	ip -n "$ns" link set lo up
+	# No router solicitations: a test counts exactly what it sends.
+	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.router_solicitations=0"
+	ip -n "$ns" link set "$dev" mtu "$mtu"
+	ip -n "$ns" addr add "$ip4/24" dev "$dev"
+	ip -n "$ns" addr add "$ip6/64" dev "$dev" nodad
+	ip -n "$ns" link set "$dev" up
+}
+
+nsim_cleanup() {
+	local id
+	# Processes first: a namespace lives as long as something runs in it.
+	for ns in ${NSA:-} ${NSB:-}; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	done
+	wait 2>/dev/null || true
+	for id in ${IDA:-} ${IDB:-}; do
+		[ -e "$NSIM_BUS/devices/netdevsim$id" ] &&
+			echo "$id" >"$NSIM_BUS/del_device"
+	done
+	for ns in ${NSA:-} ${NSB:-}; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	return 0
+}
+
+# ethtool -S counter NAME of DEV in NS.
+nsim_stat() {
+	ip netns exec "$1" ethtool -S "$2" |
+		awk -v n="$3:" '$1 == n { print $2; f = 1 } END { exit !f }'
+}
+
+# Sum of rxQ_NAME over all queues.
+nsim_stat_sum() {
+	ip netns exec "$1" ethtool -S "$2" |
+		awk -v s="_$3:" 'substr($1, length($1) - length(s) + 1) == s &&
+				 $1 ~ /^rx[0-9]+_/ { t += $2 } END { print t + 0 }'
+}
+
+# wait_until TRIES CMD...: poll CMD every 0.05 s, at most TRIES times.
+wait_until() {
+	local tries=$1
+	shift
+	while ! "$@"; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+
+# xfer_start NS_LISTEN PORT SEND RECV [extra tcpxfer args]: background
+# listener in NS_LISTEN; returns once it listens. XFER_PID, XFER_OUT.
+xfer_start() {
+	local ns=$1 port=$2 send=$3 recv=$4
+	shift 4
+	XFER_OUT=$BATS_TEST_TMPDIR/xfer-listen.$port
+	rm -f "$XFER_OUT.ready"
+	ip netns exec "$ns" "$BIN/tcpxfer" listen -q -p "$port" -s "$send" \
+		-r "$recv" --ready-file "$XFER_OUT.ready" "$@" \
+		>"$XFER_OUT" 2>&1 &
+	XFER_PID=$!
+	wait_until 200 test -e "$XFER_OUT.ready"
+}
+
+# xfer_wait: the listener's status; its output on failure.
+xfer_wait() {
+	local rc=0
+	wait "$XFER_PID" || rc=$?
+	[ "$rc" -eq 0 ] || cat "$XFER_OUT" >&2
+	return $rc
+}
+
+# xfer NS_CONNECT ADDR PORT SEND RECV [extra]: connect and transfer.
+xfer_connect() {
+	local ns=$1 addr=$2 port=$3 send=$4 recv=$5
+	shift 5
+	ip netns exec "$ns" "$BIN/tcpxfer" connect -q -a "$addr" -p "$port" \
+		-s "$send" -r "$recv" "$@"
+}
+
+# kmemleak reports only objects older than 5 s: wait that long, then scan
+# (on kernels without kmemleak there is nothing to wait for).
+nsim_leak_check() {
+	[ -w /sys/kernel/debug/kmemleak ] || return 0
+	sleep 6
+	kmemleak_check
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tearing things down under traffic: unlink, device deletion (also while a
+# socket still holds page-pool buffers), namespace deletion. The kernel
+# must not crash, warn or leak; on the debug kernel KASAN, lockdep and
+# kmemleak watch every case.
+
+load lib/vm
+load lib/nsim
+
+test_setup() { nsim_pair 2; }
+test_teardown() { nsim_cleanup; }
+
+# Start a long transfer both ways and return once B receives data.
+flowing() {
+	xfer_start "$NSB" 5200 1G 1G -t 300
+	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5200 \
+		-s 1G -r 1G -t 300 >"$BATS_TEST_TMPDIR/conn" 2>&1 &
+	CONN=$!
+	wait_until 400 test "$(nsim_stat_sum "$NSB" "$DEVB" packets)" -gt 200
+}
+
+stop_xfers() {
+	kill -9 "$CONN" "$XFER_PID" 2>/dev/null || true
+	wait "$CONN" "$XFER_PID" 2>/dev/null || true
+}
+
+@test "unlink during traffic; relink and the pair carries data again" {
+	ip netns exec "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	flowing
+	sysfs_write "$NSIM_BUS/unlink" "$NSFDA:$IFA"
+	before=$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)
+	wait_until 400 test "$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)" -gt "$before"
+	stop_xfers
+	nsim_link
+	xfer_start "$NSB" 5201 1M 1M
+	xfer_connect "$NSA" "$IP4B" 5201 1M 1M
+	xfer_wait
+	nsim_cleanup
+	nsim_leak_check
+}
+
+@test "deleting the receiving device during traffic" {
+	flowing
+	echo "$IDB" >"$NSIM_BUS/del_device"
+	[ ! -e "$NSIM_BUS/devices/netdevsim$IDB" ]
+	# The survivor is unlinked: what it sends now is dropped for no peer.
+	wait_until 400 test "$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)" -gt 0
+	[ "$(ip netns exec "$NSA" cat "/sys/class/net/$DEVA/carrier")" = 0 ]
+	stop_xfers
+	nsim_cleanup
+	nsim_leak_check
+}
+
+@test "deleting the sending device during traffic, header split on" {
+	ip netns exec "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	flowing
+	echo "$IDA" >"$NSIM_BUS/del_device"
+	stop_xfers
+	nsim_cleanup
+	nsim_leak_check
+}
+
+@test "device deleted while a socket still holds its page-pool buffers" {
+	# A receiver that stops reading: its socket keeps the skbs, whose
+	# buffers belong to the queue's page pool.
+	ip netns exec "$NSB" socat -u TCP-LISTEN:5202,reuseaddr \
+		EXEC:"sleep 300" &
+	sock=$!
+	wait_until 200 ip netns exec "$NSB" ss -Htln "sport = :5202" | grep -q .
+	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5202 \
+		-s 64M -t 300 >/dev/null 2>&1 &
+	conn=$!
+	wait_until 400 test "$(nsim_stat_sum "$NSB" "$DEVB" payload_bufs)" -gt 100
+	echo "$IDB" >"$NSIM_BUS/del_device"
+	# Now the socket gives its buffers back to the destroyed pool.
+	kill -9 "$conn" 2>/dev/null || true
+	ip netns pids "$NSB" | xargs -r kill -9
+	wait 2>/dev/null || true
+	nsim_cleanup
+	nsim_leak_check
+}
+
+@test "deleting a namespace during traffic: the port comes home to init_net" {
+	flowing
+	ip netns del "$NSB"
+	# The namespace dies with the last process in it.
+	stop_xfers
+	wait_until 400 test -e "/sys/bus/netdevsim/devices/netdevsim$IDB/net"
+	dev=$(ls "$NSIM_BUS/devices/netdevsim$IDB/net/")
+	wait_until 400 ip link show "$dev"
+	[ "$(cat "/sys/class/net/$dev/iflink")" = "$IFA" ]
+	NSB=
+	nsim_cleanup
+	nsim_leak_check
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Linking netdevsim ports: /sys/bus/netdevsim/link and unlink (and the
+# mainline names link_device, unlink_device), carrier, drops without a
+# peer, and every refused write with its errno, changing nothing.
+
+load lib/vm
+load lib/nsim
+
+EINVAL="Invalid argument"
+EBUSY="Device or resource busy"
+
+# Two unlinked ports in nsa and nsb, addresses set, IPv6 off so the
+# counters only see what a test sends.
+test_setup() {
+	NSA=nsa NSB=nsb
+	IDA=$((1000 + BATS_TEST_NUMBER * 2)) IDB=$((1001 + BATS_TEST_NUMBER * 2))
+	ip netns add "$NSA"
+	ip netns add "$NSB"
+	nsim_new_dev "$IDA" 2 >/dev/null
+	nsim_new_dev "$IDB" 2 >/dev/null
+	DEVA=$(nsim_port_ns "$IDA" "$NSA")
+	DEVB=$(nsim_port_ns "$IDB" "$NSB")
+	IFA=$(ifindex_in "$NSA" "$DEVA")
+	IFB=$(ifindex_in "$NSB" "$DEVB")
+	nsim_open_nsfds
+	for side in "$NSA $DEVA $IP4A" "$NSB $DEVB $IP4B"; do
+		set -- $side
+		ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
+		ip -n "$1" addr add "$3/24" dev "$2"
+		ip -n "$1" link set "$2" up
+	done
+	# Static neighbours: no ARP, one packet per datagram sent.
+	ip -n "$NSA" neigh add "$IP4B" lladdr "$(mac_of "$NSB" "$DEVB")" dev "$DEVA"
+	ip -n "$NSB" neigh add "$IP4A" lladdr "$(mac_of "$NSA" "$DEVA")" dev "$DEVB"
+}
+test_teardown() { nsim_cleanup; }
+
+mac_of() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
+carrier() { ip netns exec "$1" cat "/sys/class/net/$2/carrier"; }
+iflink() { ip netns exec "$1" cat "/sys/class/net/$2/iflink"; }
+
+# send_udp NS ADDR N: N datagrams to port 9 (discard).
+send_udp() {
+	ip netns exec "$1" bash -c "for i in \$(seq $3); do echo x >/dev/udp/$2/9; done"
+}
+
+linked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFB" ] && [ "$(iflink "$NSB" "$DEVB")" = "$IFA" ]; }
+unlinked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFA" ] && [ "$(iflink "$NSB" "$DEVB")" = "$IFB" ]; }
+
+@test "link: carrier comes up on both ends, iflink names the peer" {
+	[ "$(carrier "$NSA" "$DEVA")" = 0 ]
+	unlinked
+	nsim_link
+	linked
+	[ "$(carrier "$NSA" "$DEVA")" = 1 ]
+	[ "$(carrier "$NSB" "$DEVB")" = 1 ]
+	ip -n "$NSA" link show "$DEVA" | grep -q "$DEVA@if$IFB"
+}
+
+@test "link: datagrams cross in both directions, counted exactly" {
+	nsim_link
+	send_udp "$NSA" "$IP4B" 7
+	send_udp "$NSB" "$IP4A" 3
+	[ "$(nsim_stat_sum "$NSB" "$DEVB" packets)" = 7 ]
+	[ "$(nsim_stat_sum "$NSA" "$DEVA" packets)" = 3 ]
+	[ "$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)" = 0 ]
+}
+
+@test "no peer: transmitted packets are dropped and counted" {
+	send_udp "$NSA" "$IP4B" 5
+	[ "$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)" = 5 ]
+	[ "$(nsim_stat_sum "$NSB" "$DEVB" packets)" = 0 ]
+	ip -n "$NSA" -s link show "$DEVA" | grep -A1 TX: | tail -1 | awk '{ exit !($4 == 5) }'
+}
+
+@test "peer down: packets are dropped and counted, carrier follows" {
+	nsim_link
+	ip -n "$NSB" link set "$DEVB" down
+	[ "$(carrier "$NSA" "$DEVA")" = 0 ]
+	send_udp "$NSA" "$IP4B" 4
+	[ "$(nsim_stat "$NSA" "$DEVA" tx_drop_peer_down)" = 4 ]
+	ip -n "$NSB" link set "$DEVB" up
+	[ "$(carrier "$NSA" "$DEVA")" = 1 ]
+	send_udp "$NSA" "$IP4B" 2
+	[ "$(nsim_stat_sum "$NSB" "$DEVB" packets)" = 2 ]
+}
+
+@test "unlink from either side; relink; mainline file names work too" {
+	nsim_link
+	run sysfs_write "$NSIM_BUS/unlink" "$NSFDB:$IFB"
+	[ "$status" -eq 0 ]
+	unlinked
+	[ "$(carrier "$NSA" "$DEVA")" = 0 ]
+	[ "$(carrier "$NSB" "$DEVB")" = 0 ]
+	sysfs_write "$NSIM_BUS/link_device" "$NSFDB:$IFB $NSFDA:$IFA"
+	linked
+	sysfs_write "$NSIM_BUS/unlink_device" "$NSFDA:$IFA"
+	unlinked
+	send_udp "$NSA" "$IP4B" 1
+	[ "$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)" = 1 ]
+}
+
+@test "link: malformed writes fail with EINVAL and link nothing" {
+	for bad in "" "garbage" "$NSFDA:$IFA" "$NSFDA:$IFA $NSFDB" \
+		   "$NSFDA:$IFA $NSFDB:x" "$NSFDA:$IFA $NSFDB:$IFB junk" \
+		   "$NSFDA-$IFA $NSFDB-$IFB" "-1:$IFA $NSFDB:$IFB" \
+		   "$NSFDA:0 $NSFDB:$IFB" "$NSFDA:$IFA $NSFDB:-4"; do
+		run sysfs_write "$NSIM_BUS/link" "$bad"
+		[ "$status" -eq 1 ] || { echo "accepted: '$bad'"; false; }
+		[ "$output" = "$EINVAL" ]
+		unlinked
+	done
+}
+
+@test "link: bad fds, missing and foreign devices, self-link: EINVAL" {
+	exec {nullfd}</dev/null
+	ifl=$(ip netns exec "$NSA" cat /sys/class/net/lo/ifindex)
+	for bad in "2000:$IFA $NSFDB:$IFB" "$NSFDA:$IFA 2000:$IFB" \
+		   "$nullfd:$IFA $NSFDB:$IFB" "$NSFDA:$IFA $nullfd:$IFB" \
+		   "$NSFDA:9999 $NSFDB:$IFB" "$NSFDA:$IFA $NSFDB:9999" \
+		   "$NSFDA:$ifl $NSFDB:$IFB" "$NSFDA:$IFB $NSFDB:$IFB" \
+		   "$NSFDA:$IFA $NSFDA:$IFA"; do
+		run sysfs_write "$NSIM_BUS/link" "$bad"
+		[ "$status" -eq 1 ] || { echo "accepted: '$bad'"; false; }
+		[ "$output" = "$EINVAL" ]
+		unlinked
+	done
+	exec {nullfd}<&-
+}
+
+@test "link: an already linked port is EBUSY, the first link stays" {
+	nsim_link
+	IDC=$((IDB + 100))
+	devc=$(nsim_new_dev "$IDC" 1)
+	ifc=$(cat "/sys/class/net/$devc/ifindex")
+	exec {initfd}</proc/self/ns/net
+	run sysfs_write "$NSIM_BUS/link" "$NSFDA:$IFA $initfd:$ifc"
+	[ "$status" -eq 1 ] && [ "$output" = "$EBUSY" ]
+	run sysfs_write "$NSIM_BUS/link" "$initfd:$ifc $NSFDB:$IFB"
+	[ "$status" -eq 1 ] && [ "$output" = "$EBUSY" ]
+	run sysfs_write "$NSIM_BUS/link" "$NSFDA:$IFA $NSFDB:$IFB"
+	[ "$status" -eq 1 ] && [ "$output" = "$EBUSY" ]
+	linked
+	[ "$(cat "/sys/class/net/$devc/iflink")" = "$ifc" ]
+	echo "$IDC" >"$NSIM_BUS/del_device"
+}
+
+@test "unlink: not linked, malformed, bad fd, foreign device: EINVAL" {
+	exec {nullfd}</dev/null
+	ifl=$(ip netns exec "$NSA" cat /sys/class/net/lo/ifindex)
+	for bad in "$NSFDA:$IFA" "" "x" "$NSFDA:$IFA $NSFDB:$IFB" \
+		   "2000:$IFA" "$nullfd:$IFA" "$NSFDA:$ifl" "$NSFDA:9999"; do
+		run sysfs_write "$NSIM_BUS/unlink" "$bad"
+		[ "$status" -eq 1 ] || { echo "accepted: '$bad'"; false; }
+		[ "$output" = "$EINVAL" ]
+	done
+	exec {nullfd}<&-
+}
+
+@test "link files are write-only for root" {
+	for f in link unlink link_device unlink_device; do
+		[ "$(stat -c %a "$NSIM_BUS/$f")" = 200 ]
+	done
+}

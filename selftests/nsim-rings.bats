@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Rings and header split: ethtool -g/-G, tcp-data-split set over ethtool
+# netlink (build/bin/tcp-data-split), and what the per-queue counters show
+# with header split on and off.
+
+load lib/vm
+load lib/nsim
+
+test_setup() { nsim_pair 1; }
+test_teardown() { nsim_cleanup; }
+
+ethb() { ip netns exec "$NSB" ethtool "$@"; }
+hds() { ip netns exec "$NSB" "$BIN/tcp-data-split" "$@"; }
+
+@test "header split off (default): every buffer a payload buffer, no header buffers" {
+	run hds "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split off" ]
+	xfer_start "$NSB" 5030 0 4M
+	xfer_connect "$NSA" "$IP4B" 5030 4M 0
+	xfer_wait
+	pkts=$(nsim_stat "$NSB" "$DEVB" rx0_packets)
+	[ "$(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs)" = 0 ]
+	[ "$(nsim_stat "$NSB" "$DEVB" rx0_payload_bufs)" -ge "$pkts" ]
+}
+
+@test "header split on: one header buffer per packet, payload in page buffers" {
+	hds "$DEVB" on
+	run hds "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split on" ]
+	run ethb -g "$DEVB"
+	[[ $output == *"TCP data split:"*"on"* ]]
+	xfer_start "$NSB" 5031 0 4M
+	xfer_connect "$NSA" "$IP4B" 5031 4M 0
+	xfer_wait
+	pkts=$(nsim_stat "$NSB" "$DEVB" rx0_packets)
+	hdrs=$(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs)
+	pay=$(nsim_stat "$NSB" "$DEVB" rx0_payload_bufs)
+	echo "packets $pkts header buffers $hdrs payload buffers $pay"
+	[ "$hdrs" = "$pkts" ]
+	# 4 MiB of MSS-sized payload: one payload buffer per data packet.
+	[ "$pay" -ge 2896 ]
+	[ "$pay" -lt "$pkts" ]
+}
+
+@test "header split: turning it off again stops header buffers; auto is off" {
+	hds "$DEVB" on
+	hds "$DEVB" auto
+	run hds "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split off" ]
+	hds "$DEVB" on
+	hds "$DEVB" off
+	xfer_start "$NSB" 5032 0 1M
+	xfer_connect "$NSA" "$IP4B" 5032 1M 0
+	xfer_wait
+	[ "$(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs)" = 0 ]
+}
+
+@test "header split with MTU 9000 and IPv6: data validated both ways" {
+	hds "$DEVB" on
+	ip netns exec "$NSA" "$BIN/tcp-data-split" "$DEVA" on
+	ip -n "$NSA" link set "$DEVA" mtu 9000
+	ip -n "$NSB" link set "$DEVB" mtu 9000
+	xfer_start "$NSB" 5033 8M 8M -6
+	xfer_connect "$NSA" "$IP6B" 5033 8M 8M -6
+	xfer_wait
+	[ "$(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs)" = "$(nsim_stat "$NSB" "$DEVB" rx0_packets)" ]
+}
+
+@test "tcp-data-split on a driver without support: EOPNOTSUPP with the kernel's message" {
+	ip -n "$NSB" link add vt0 type veth peer name vt1
+	run hds vt0 on
+	[ "$status" -eq 1 ]
+	[[ $output == *"Operation not supported"*"setting TCP data split is not supported"* ]]
+}
+
+@test "rings: -G rx resizes the ring; 0 and more than the maximum are refused" {
+	run ethb -g "$DEVB"
+	[[ $output == *"RX:"*"4096"* ]]
+	ethb -G "$DEVB" rx 64
+	[ "$(ethb -g "$DEVB" | awk '/^RX:/ { v = $2 } END { print v }')" = 64 ]
+	run ethb -G "$DEVB" rx 0
+	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	run ethb -G "$DEVB" rx 4097
+	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$(ethb -g "$DEVB" | awk '/^RX:/ { v = $2 } END { print v }')" = 64 ]
+	# A small ring still carries a validated transfer.
+	xfer_start "$NSB" 5034 2M 2M
+	xfer_connect "$NSA" "$IP4B" 5034 2M 2M
+	xfer_wait
+}
