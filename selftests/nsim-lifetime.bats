@@ -18,7 +18,7 @@ flowing() {
 	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5200 \
 		-s 1G -r 1G -t 300 >"$BATS_TEST_TMPDIR/conn" 2>&1 &
 	CONN=$!
-	wait_until 400 test "$(nsim_stat_sum "$NSB" "$DEVB" packets)" -gt 200
+	wait_until 400 stat_gt "$NSB" "$DEVB" packets 200
 }
 
 stop_xfers() {
@@ -31,7 +31,7 @@ stop_xfers() {
 	flowing
 	sysfs_write "$NSIM_BUS/unlink" "$NSFDA:$IFA"
 	before=$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)
-	wait_until 400 test "$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)" -gt "$before"
+	wait_until 400 stat_gt "$NSA" "$DEVA" tx_drop_no_peer "$before"
 	stop_xfers
 	nsim_link
 	xfer_start "$NSB" 5201 1M 1M
@@ -46,8 +46,7 @@ stop_xfers() {
 	echo "$IDB" >"$NSIM_BUS/del_device"
 	[ ! -e "$NSIM_BUS/devices/netdevsim$IDB" ]
 	# The survivor is unlinked: what it sends now is dropped for no peer.
-	wait_until 400 test "$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)" -gt 0
-	[ "$(ip netns exec "$NSA" cat "/sys/class/net/$DEVA/carrier")" = 0 ]
+	wait_until 400 stat_gt "$NSA" "$DEVA" tx_drop_no_peer 0
 	stop_xfers
 	nsim_cleanup
 	nsim_leak_check
@@ -68,11 +67,11 @@ stop_xfers() {
 	ip netns exec "$NSB" socat -u TCP-LISTEN:5202,reuseaddr \
 		EXEC:"sleep 300" &
 	sock=$!
-	wait_until 200 ip netns exec "$NSB" ss -Htln "sport = :5202" | grep -q .
+	wait_until 200 tcp_bound "$NSB" 5202
 	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5202 \
 		-s 64M -t 300 >/dev/null 2>&1 &
 	conn=$!
-	wait_until 400 test "$(nsim_stat_sum "$NSB" "$DEVB" payload_bufs)" -gt 100
+	wait_until 400 stat_gt "$NSB" "$DEVB" payload_bufs 100
 	echo "$IDB" >"$NSIM_BUS/del_device"
 	# Now the socket gives its buffers back to the destroyed pool.
 	kill -9 "$conn" 2>/dev/null || true

@@ -21,6 +21,8 @@ rxq_packets() {
 }
 
 # run_ethb ARGS: ethtool in B; status and stderr in $status/$output.
+# (ethtool 6.1 -N exits 0 even when the kernel refuses a rule: tests
+# check its message and the rule table.)
 run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 
 @test "an n-tuple rule steers a TCP flow to queue 3 (>= 99% of its packets)" {
@@ -45,6 +47,11 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 	ethb -N "$DEVB" flow-type udp4 dst-port 7001 action 1 loc 10
 	ethb -N "$DEVB" flow-type udp6 src-ip "$IP6A" dst-port 7002 action 2 loc 11
 	ethb -N "$DEVB" flow-type tcp6 dst-port 5004 action 3 loc 12
+	udp_sink "$NSB" 7001
+	udp_sink "$NSB" 7002
+	udp_sink "$NSB" 7009
+	# Neighbour discovery first, so that only the datagrams are counted.
+	ip netns exec "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009; echo x >/dev/udp/$IP6B/7009"
 	read -r b0 b1 b2 b3 < <(rxq_packets)
 	ip netns exec "$NSA" bash -c "for i in 1 2 3 4 5; do echo x >/dev/udp/$IP4B/7001; done"
 	ip netns exec "$NSA" bash -c "for i in 1 2 3; do echo x >/dev/udp/$IP6B/7002; done"
@@ -68,6 +75,8 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 	[[ $output == *"Filter: 5"* && $output == *"Filter: 20"* ]]
 	run ethb -n "$DEVB" rule 20
 	[[ $output == *"Dest port: 7005"* && $output == *"Action: Direct to queue 2"* ]]
+	udp_sink "$NSB" 7005
+	ip netns exec "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009"
 	read -r b0 b1 b2 b3 < <(rxq_packets)
 	ip netns exec "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
 	read -r a0 a1 a2 a3 < <(rxq_packets)
@@ -83,14 +92,16 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 @test "action -1 drops the flow, counted as rx_filtered" {
 	ethb -K "$DEVB" ntuple on
 	ethb -N "$DEVB" flow-type udp4 dst-port 7006 action -1
+	udp_sink "$NSB" 7006
 	ip netns exec "$NSA" bash -c "for i in 1 2 3 4; do echo x >/dev/udp/$IP4B/7006; done"
 	[ "$(nsim_stat "$NSB" "$DEVB" rx_filtered)" = 4 ]
 }
 
 @test "ntuple off: inserting fails (EOPNOTSUPP), turning it off flushes rules" {
 	run_ethb -N "$DEVB" flow-type tcp4 dst-port 5000 action 1
-	[ "$status" -ne 0 ]
-	[[ $output == *"Operation not supported"* ]]
+	[[ $output == *"Cannot insert RX class rule: Operation not supported"* ]]
+	run ethb -n "$DEVB"
+	[[ $output == *"Total 0 rules"* ]]
 	ethb -K "$DEVB" ntuple on
 	ethb -N "$DEVB" flow-type tcp4 dst-port 5000 action 1
 	ethb -K "$DEVB" ntuple off
@@ -109,13 +120,12 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 		   "flow-type ip4 dst-ip $IP4B action 1" \
 		   "flow-type tcp4 dst-port 5000 vlan 5 action 1"; do
 		run_ethb -N "$DEVB" $bad
-		[ "$status" -ne 0 ] || { echo "accepted: $bad"; false; }
 		[[ $output == *"Invalid argument"* ]] || { echo "$bad: $output"; false; }
 	done
 	run ethb -n "$DEVB"
 	[[ $output == *"Total 0 rules"* ]]
 	run_ethb -N "$DEVB" delete 3
-	[[ $output == *"No such file or directory"* ]]
+	[[ $output == *"Cannot delete RX class rule: No such file or directory"* ]]
 }
 
 @test "RSS: equal 3 on a 4-queue port keeps every other flow off queue 3" {

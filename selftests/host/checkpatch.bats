@@ -31,5 +31,5 @@ checkpatch() { perl "$CHECKPATCH" --strict --no-tree --terse --show-types "$@"; 
 	while IFS= read -r f; do
 		echo "# $f"
 		checkpatch -f "$f"
-	done < <(cd "$REPO" && find net drivers uapi -name '*.[ch]' ! -path '*/patches/*')
+	done < <(cd "$REPO" && find net drivers include uapi -name '*.[ch]' ! -path '*/patches/*')
 }

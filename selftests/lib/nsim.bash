@@ -49,6 +49,15 @@ sysfs_write() {
 	return 1
 }
 
+# udp_sink NS PORT: a UDP socket bound to PORT in NS that drops what it
+# gets, so datagrams sent there cause no ICMP errors.
+udp_sink() {
+	ip netns exec "$1" socat -u "UDP-RECV:$2,reuseaddr" /dev/null &
+	wait_until 200 udp_bound "$1" "$2"
+}
+udp_bound() { ip netns exec "$1" ss -Hlun "sport = :$2" | grep -q .; }
+tcp_bound() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; }
+
 # Open fds on both namespaces for the link files (NSFDA, NSFDB).
 nsim_open_nsfds() {
 	exec {NSFDA}</run/netns/"$NSA" {NSFDB}</run/netns/"$NSB"
@@ -59,7 +68,8 @@ nsim_link() {
 }
 
 # nsim_pair [QUEUES [MTU]]: the standard topology, linked and up, IPv4
-# and IPv6 (no DAD) addresses.
+# and IPv6 (no DAD) addresses; with NSIM_NO_IPV6=1 IPv4 only, so that
+# exact packet counts see nothing but what a test sends.
 nsim_pair() {
 	local queues=${1:-4} mtu=${2:-1500}
 
@@ -88,7 +98,11 @@ nsim_addr() {
 	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.router_solicitations=0"
 	ip -n "$ns" link set "$dev" mtu "$mtu"
 	ip -n "$ns" addr add "$ip4/24" dev "$dev"
-	ip -n "$ns" addr add "$ip6/64" dev "$dev" nodad
+	if [ "${NSIM_NO_IPV6:-0}" = 1 ]; then
+		ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"
+	else
+		ip -n "$ns" addr add "$ip6/64" dev "$dev" nodad
+	fi
 	ip -n "$ns" link set "$dev" up
 }
 
@@ -120,6 +134,17 @@ nsim_stat_sum() {
 	ip netns exec "$1" ethtool -S "$2" |
 		awk -v s="_$3:" 'substr($1, length($1) - length(s) + 1) == s &&
 				 $1 ~ /^rx[0-9]+_/ { t += $2 } END { print t + 0 }'
+}
+
+# stat_gt NS DEV NAME N: counter NAME (or the sum of rxQ_NAME when NAME
+# has no queue prefix) is above N; for wait_until.
+stat_gt() {
+	local v
+	case $3 in
+	rx[0-9]*_* | tx_* | rx_*) v=$(nsim_stat "$1" "$2" "$3") ;;
+	*) v=$(nsim_stat_sum "$1" "$2" "$3") ;;
+	esac
+	[ "$v" -gt "$4" ]
 }
 
 # wait_until TRIES CMD...: poll CMD every 0.05 s, at most TRIES times.

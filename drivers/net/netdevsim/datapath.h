@@ -136,7 +136,6 @@ extern struct bus_attribute bus_attr_link;
 extern struct bus_attribute bus_attr_unlink;
 bool nsim_dp_is_nsim(const struct net_device *dev);
 void nsim_peer_unlink(struct netdevsim *ns);
-void nsim_peer_carrier_update(struct netdevsim *ns);
 int nsim_peer_get_iflink(const struct net_device *dev);
 
 /* wire.c */

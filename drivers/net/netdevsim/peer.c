@@ -8,7 +8,9 @@
  * (link and unlink are the same files under shorter names). The netns file
  * descriptors are looked up in the writer's file table, so the two ports may
  * live in different network namespaces. A linked port delivers what it
- * transmits to its peer (wire.c); carrier is up while both ends are.
+ * transmits to its peer (wire.c). Carrier does not follow the cable: an
+ * up port transmits, and what finds no peer, or a peer that is down, is
+ * dropped and counted by the port (tx_drop_no_peer, tx_drop_peer_down).
  */
 #include <linux/device.h>
 #include <linux/netdevice.h>
@@ -23,23 +25,6 @@ bool nsim_dp_is_nsim(const struct net_device *dev)
 	return dev->netdev_ops->ndo_start_xmit == nsim_wire_xmit;
 }
 
-/* Carrier follows the cable: up on both ends when linked and both run. */
-void nsim_peer_carrier_update(struct netdevsim *ns)
-{
-	struct netdevsim *peer = rtnl_dereference(ns->dp.peer);
-
-	ASSERT_RTNL();
-	if (peer && netif_running(ns->netdev) &&
-	    netif_running(peer->netdev)) {
-		netif_carrier_on(ns->netdev);
-		netif_carrier_on(peer->netdev);
-		return;
-	}
-	netif_carrier_off(ns->netdev);
-	if (peer)
-		netif_carrier_off(peer->netdev);
-}
-
 /* Cut the cable at both ends; packets already on it are still delivered. */
 void nsim_peer_unlink(struct netdevsim *ns)
 {
@@ -50,8 +35,6 @@ void nsim_peer_unlink(struct netdevsim *ns)
 		return;
 	RCU_INIT_POINTER(ns->dp.peer, NULL);
 	RCU_INIT_POINTER(peer->dp.peer, NULL);
-	netif_carrier_off(ns->netdev);
-	netif_carrier_off(peer->netdev);
 }
 
 int nsim_peer_get_iflink(const struct net_device *dev)
@@ -170,7 +153,6 @@ static ssize_t nsim_link_store(struct bus_type *bus, const char *buf,
 	}
 	rcu_assign_pointer(a->dp.peer, b);
 	rcu_assign_pointer(b->dp.peer, a);
-	nsim_peer_carrier_update(a);
 	err = 0;
 out:
 	rtnl_unlock();

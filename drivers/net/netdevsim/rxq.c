@@ -440,22 +440,12 @@ int nsim_rq_restart_all(struct netdevsim *ns)
 
 int nsim_dp_open(struct net_device *dev)
 {
-	struct netdevsim *ns = netdev_priv(dev);
-	int err;
-
-	err = nsim_rq_open_range(ns, 0, dev->real_num_rx_queues);
-	if (err)
-		return err;
-	nsim_peer_carrier_update(ns);
-	return 0;
+	return nsim_rq_open_range(netdev_priv(dev), 0, dev->real_num_rx_queues);
 }
 
 int nsim_dp_stop(struct net_device *dev)
 {
-	struct netdevsim *ns = netdev_priv(dev);
-
-	nsim_peer_carrier_update(ns);
-	nsim_rq_close_range(ns, 0, dev->real_num_rx_queues);
+	nsim_rq_close_range(netdev_priv(dev), 0, dev->real_num_rx_queues);
 	return 0;
 }
 
