@@ -54,12 +54,12 @@ static void nsim_dma_write(struct device *dev, dma_addr_t addr,
 	}
 }
 
-#define NSIM_STAT_INC(rq, field, n)					\
-	do {								\
-		u64_stats_update_begin(&(rq)->stats.syncp);		\
-		(rq)->stats.field += (n);				\
-		u64_stats_update_end(&(rq)->stats.syncp);		\
-	} while (0)
+static void nsim_stat_add(struct nsim_rq *rq, u64 *counter, u64 n)
+{
+	u64_stats_update_begin(&rq->stats.syncp);
+	*counter += n;
+	u64_stats_update_end(&rq->stats.syncp);
+}
 
 static struct page *nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
 {
@@ -68,7 +68,7 @@ static struct page *nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
 	if (!atomic_add_unless(&rq->fail_alloc, -1, 0))
 		page = page_pool_dev_alloc_pages(pp);
 	if (!page)
-		NSIM_STAT_INC(rq, alloc_fail, 1);
+		nsim_stat_add(rq, &rq->stats.alloc_fail, 1);
 	return page;
 }
 
@@ -112,7 +112,7 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 	page_pool_recycle_direct(pp, page);
 	if (!skb)
 		return NULL;
-	NSIM_STAT_INC(rq, hdr_bufs, 1);
+	nsim_stat_add(rq, &rq->stats.hdr_bufs, 1);
 	*done = hlen;
 	return skb;
 }
@@ -144,7 +144,7 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 	skb_mark_for_recycle(skb);
 	skb_reserve(skb, headroom);
 	__skb_put(skb, n);
-	NSIM_STAT_INC(rq, payload_bufs, 1);
+	nsim_stat_add(rq, &rq->stats.payload_bufs, 1);
 	*done = n;
 	return skb;
 }
@@ -174,7 +174,7 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 		off += n;
 		bufs++;
 	}
-	NSIM_STAT_INC(rq, payload_bufs, bufs);
+	nsim_stat_add(rq, &rq->stats.payload_bufs, bufs);
 	return err;
 }
 
@@ -231,13 +231,13 @@ static int nsim_rq_poll(struct napi_struct *napi, int budget)
 	while ((wskb = __skb_dequeue(&batch))) {
 		done++;
 		if (atomic_add_unless(&rq->drop_next, -1, 0)) {
-			NSIM_STAT_INC(rq, drops, 1);
+			nsim_stat_add(rq, &rq->stats.drops, 1);
 			kfree_skb(wskb);
 			continue;
 		}
 		skb = nsim_rx_build(rq, wskb);
 		if (!skb) {
-			NSIM_STAT_INC(rq, drops, 1);
+			nsim_stat_add(rq, &rq->stats.drops, 1);
 			kfree_skb(wskb);
 			continue;
 		}
