@@ -703,9 +703,10 @@ static bool send_stream(struct dir *d, uint8_t *buf)
 	return true;
 }
 
-static void *sender(void *arg)
+/* A direction's thread: run @stream with a chunk buffer of its own. */
+static void *run_direction(struct dir *d,
+			   bool (*stream)(struct dir *d, uint8_t *buf))
 {
-	struct dir *d = arg;
 	uint8_t *buf = malloc(CHUNK);
 
 	if (!buf) {
@@ -713,9 +714,14 @@ static void *sender(void *arg)
 		finish(false);
 		return NULL;
 	}
-	finish(send_stream(d, buf));
+	finish(stream(d, buf));
 	free(buf);
 	return NULL;
+}
+
+static void *sender(void *arg)
+{
+	return run_direction(arg, send_stream);
 }
 
 /* recv() that retries EINTR; reports other errors itself. */
@@ -780,17 +786,7 @@ static bool recv_stream(struct dir *d, uint8_t *buf)
 
 static void *receiver(void *arg)
 {
-	struct dir *d = arg;
-	uint8_t *buf = malloc(CHUNK);
-
-	if (!buf) {
-		sys_msg("malloc", ENOMEM);
-		finish(false);
-		return NULL;
-	}
-	finish(recv_stream(d, buf));
-	free(buf);
-	return NULL;
+	return run_direction(arg, recv_stream);
 }
 
 static void start_thread(pthread_t *t, void *(*fn)(void *), struct dir *d)

@@ -6,8 +6,8 @@
 # must not crash, warn or leak; on the debug kernel KASAN, lockdep and
 # kmemleak watch every case.
 
-load lib/vm
-load lib/nsim
+load ../lib/vm
+load ../lib/nsim
 
 test_setup() { nsim_pair 2; }
 test_teardown() { nsim_cleanup; }
@@ -15,7 +15,7 @@ test_teardown() { nsim_cleanup; }
 # Start a long transfer both ways and return once B receives data.
 flowing() {
 	xfer_start "$NSB" 5200 1G 1G -t 300
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5200 \
+	in_ns "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5200 \
 		-s 1G -r 1G -t 300 >"$BATS_TEST_TMPDIR/conn" 2>&1 &
 	CONN=$!
 	wait_until 400 stat_gt "$NSB" "$DEVB" packets 200
@@ -27,7 +27,7 @@ stop_xfers() {
 }
 
 @test "unlink during traffic; relink and the pair carries data again" {
-	ip netns exec "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
 	flowing
 	sysfs_write "$NSIM_BUS/unlink" "$NSFDA:$IFA"
 	before=$(nsim_stat "$NSA" "$DEVA" tx_drop_no_peer)
@@ -53,7 +53,7 @@ stop_xfers() {
 }
 
 @test "deleting the sending device during traffic, header split on" {
-	ip netns exec "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
 	flowing
 	echo "$IDA" >"$NSIM_BUS/del_device"
 	stop_xfers
@@ -64,14 +64,14 @@ stop_xfers() {
 @test "device deleted while a socket still holds its page-pool buffers" {
 	# A receiver that stops reading: its socket keeps the skbs, whose
 	# buffers belong to the queue's page pool.
-	ip netns exec "$NSB" socat -u TCP-LISTEN:5202,reuseaddr \
+	in_ns "$NSB" socat -u TCP-LISTEN:5202,reuseaddr \
 		EXEC:"sleep 300" &
 	sock=$!
 	wait_until 200 tcp_bound "$NSB" 5202
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5202 \
+	in_ns "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5202 \
 		-s 64M -t 300 >/dev/null 2>&1 &
 	conn=$!
-	wait_until 400 stat_gt "$NSB" "$DEVB" payload_bufs 100
+	wait_until 400 stat_gt "$NSB" "$DEVB" payload_bufs 20
 	echo "$IDB" >"$NSIM_BUS/del_device"
 	# Now the socket gives its buffers back to the destroyed pool.
 	kill -9 "$conn" 2>/dev/null || true
@@ -86,9 +86,9 @@ stop_xfers() {
 	ip netns del "$NSB"
 	# The namespace dies with the last process in it.
 	stop_xfers
-	wait_until 400 test -e "/sys/bus/netdevsim/devices/netdevsim$IDB/net"
-	dev=$(ls "$NSIM_BUS/devices/netdevsim$IDB/net/")
-	wait_until 400 ip link show "$dev"
+	# Visible from init_net once the namespace's cleanup has moved it.
+	wait_until 400 compgen -G "$NSIM_BUS/devices/netdevsim$IDB/net/*"
+	dev=$(nsim_new_dev_name "$IDB")
 	[ "$(cat "/sys/class/net/$dev/iflink")" = "$IFA" ]
 	NSB=
 	nsim_cleanup

@@ -5,14 +5,14 @@
 # netlink (build/bin/tcp-data-split), and what the per-queue counters show
 # with header split on and off.
 
-load lib/vm
-load lib/nsim
+load ../lib/vm
+load ../lib/nsim
 
 test_setup() { nsim_pair 1; }
 test_teardown() { nsim_cleanup; }
 
-ethb() { ip netns exec "$NSB" ethtool "$@"; }
-hds() { ip netns exec "$NSB" "$BIN/tcp-data-split" "$@"; }
+ethb() { in_ns "$NSB" ethtool "$@"; }
+hds() { in_ns "$NSB" "$BIN/tcp-data-split" "$@"; }
 
 @test "header split off (default): every buffer a payload buffer, no header buffers" {
 	run hds "$DEVB"
@@ -31,15 +31,15 @@ hds() { ip netns exec "$NSB" "$BIN/tcp-data-split" "$@"; }
 	[ "$output" = "$DEVB: tcp-data-split on" ]
 	run ethb -g "$DEVB"
 	[[ $output == *"TCP data split:"*"on"* ]]
-	pkts0=$(nsim_stat "$NSB" "$DEVB" rx0_packets)
-	hdrs0=$(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs)
-	pay0=$(nsim_stat "$NSB" "$DEVB" rx0_payload_bufs)
+	nsim_snap "$NSB" "$DEVB"
+	pkts0=${STAT[rx0_packets]} hdrs0=${STAT[rx0_hdr_bufs]} pay0=${STAT[rx0_payload_bufs]}
 	xfer_start "$NSB" 5031 0 4M
 	xfer_connect "$NSA" "$IP4B" 5031 4M 0
 	xfer_wait
-	pkts=$(( $(nsim_stat "$NSB" "$DEVB" rx0_packets) - pkts0 ))
-	hdrs=$(( $(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs) - hdrs0 ))
-	pay=$(( $(nsim_stat "$NSB" "$DEVB" rx0_payload_bufs) - pay0 ))
+	nsim_snap "$NSB" "$DEVB"
+	pkts=$((STAT[rx0_packets] - pkts0))
+	hdrs=$((STAT[rx0_hdr_bufs] - hdrs0))
+	pay=$((STAT[rx0_payload_bufs] - pay0))
 	echo "packets $pkts header buffers $hdrs payload buffers $pay"
 	[ "$hdrs" = "$pkts" ]
 	# 4 MiB of MSS-sized payload: one payload buffer per data packet.
@@ -63,16 +63,16 @@ hds() { ip netns exec "$NSB" "$BIN/tcp-data-split" "$@"; }
 
 @test "header split with MTU 9000 and IPv6: data validated both ways" {
 	hds "$DEVB" on
-	ip netns exec "$NSA" "$BIN/tcp-data-split" "$DEVA" on
+	in_ns "$NSA" "$BIN/tcp-data-split" "$DEVA" on
 	ip -n "$NSA" link set "$DEVA" mtu 9000
 	ip -n "$NSB" link set "$DEVB" mtu 9000
-	pkts0=$(nsim_stat "$NSB" "$DEVB" rx0_packets)
-	hdrs0=$(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs)
+	nsim_snap "$NSB" "$DEVB"
+	pkts0=${STAT[rx0_packets]} hdrs0=${STAT[rx0_hdr_bufs]}
 	xfer_start "$NSB" 5033 8M 8M -6
 	xfer_connect "$NSA" "$IP6B" 5033 8M 8M -6
 	xfer_wait
-	pkts=$(( $(nsim_stat "$NSB" "$DEVB" rx0_packets) - pkts0 ))
-	[ $(( $(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs) - hdrs0 )) = "$pkts" ]
+	nsim_snap "$NSB" "$DEVB"
+	[ $((STAT[rx0_hdr_bufs] - hdrs0)) = $((STAT[rx0_packets] - pkts0)) ]
 }
 
 @test "tcp-data-split on a driver without ring parameters: EOPNOTSUPP" {

@@ -5,13 +5,13 @@
 # n-tuple rules (-K ntuple, -N, -n), RSS (-X, -x), channels (-L), and the
 # errno of every refused setting.
 
-load lib/vm
-load lib/nsim
+load ../lib/vm
+load ../lib/nsim
 
 test_setup() { nsim_pair 4; }
 test_teardown() { nsim_cleanup; }
 
-ethb() { ip netns exec "$NSB" ethtool "$@"; }
+ethb() { in_ns "$NSB" ethtool "$@"; }
 
 # Per-queue packet counts of B as "q0 q1 q2 q3".
 rxq_packets() {
@@ -23,7 +23,7 @@ rxq_packets() {
 # run_ethb ARGS: ethtool in B; status and stderr in $status/$output.
 # (ethtool 6.1 -N exits 0 even when the kernel refuses a rule: tests
 # check its message and the rule table.)
-run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
+run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 
 @test "an n-tuple rule steers a TCP flow to queue 3 (>= 99% of its packets)" {
 	ethb -K "$DEVB" ntuple on
@@ -51,10 +51,10 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 	udp_sink "$NSB" 7002
 	udp_sink "$NSB" 7009
 	# Neighbour discovery first, so that only the datagrams are counted.
-	ip netns exec "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009; echo x >/dev/udp/$IP6B/7009"
+	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009; echo x >/dev/udp/$IP6B/7009"
 	read -r b0 b1 b2 b3 < <(rxq_packets)
-	ip netns exec "$NSA" bash -c "for i in 1 2 3 4 5; do echo x >/dev/udp/$IP4B/7001; done"
-	ip netns exec "$NSA" bash -c "for i in 1 2 3; do echo x >/dev/udp/$IP6B/7002; done"
+	in_ns "$NSA" bash -c "for i in 1 2 3 4 5; do echo x >/dev/udp/$IP4B/7001; done"
+	in_ns "$NSA" bash -c "for i in 1 2 3; do echo x >/dev/udp/$IP6B/7002; done"
 	read -r a0 a1 a2 a3 < <(rxq_packets)
 	[ $((a1 - b1)) -eq 5 ]
 	[ $((a2 - b2)) -eq 3 ]
@@ -76,13 +76,13 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 	run ethb -n "$DEVB" rule 20
 	[[ $output == *"Dest port: 7005"* && $output == *"Action: Direct to queue 2"* ]]
 	udp_sink "$NSB" 7005
-	ip netns exec "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009"
+	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009"
 	read -r b0 b1 b2 b3 < <(rxq_packets)
-	ip netns exec "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
+	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
 	read -r a0 a1 a2 a3 < <(rxq_packets)
 	[ $((a1 - b1)) -eq 1 ] && [ $((a2 - b2)) -eq 0 ]
 	ethb -N "$DEVB" delete 5
-	ip netns exec "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
+	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
 	read -r c0 c1 c2 c3 < <(rxq_packets)
 	[ $((c2 - a2)) -eq 1 ]
 	run ethb -n "$DEVB"
@@ -93,7 +93,7 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 	ethb -K "$DEVB" ntuple on
 	ethb -N "$DEVB" flow-type udp4 dst-port 7006 action -1
 	udp_sink "$NSB" 7006
-	ip netns exec "$NSA" bash -c "for i in 1 2 3 4; do echo x >/dev/udp/$IP4B/7006; done"
+	in_ns "$NSA" bash -c "for i in 1 2 3 4; do echo x >/dev/udp/$IP4B/7006; done"
 	[ "$(nsim_stat "$NSB" "$DEVB" rx_filtered)" = 4 ]
 }
 
@@ -176,7 +176,7 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 	run ethb -l "$DEVB"
 	[[ $output == *"Combined:"*"4"* ]]
 	ethb -L "$DEVB" combined 2
-	[ "$(ip netns exec "$NSB" ethtool -l "$DEVB" | awk '/Combined:/ { v = $2 } END { print v }')" = 2 ]
+	[ "$(in_ns "$NSB" ethtool -l "$DEVB" | awk '/Combined:/ { v = $2 } END { print v }')" = 2 ]
 	# The default RSS table follows the channel count.
 	xfer_start "$NSB" 5020 0 1M
 	xfer_connect "$NSA" "$IP4B" 5020 1M 0
@@ -196,7 +196,7 @@ run_ethb() { run ip netns exec "$NSB" ethtool "$@"; }
 	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
 	run_ethb -L "$DEVB" combined 0
 	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
-	[ "$(ip netns exec "$NSB" ethtool -l "$DEVB" | awk '/Combined:/ { v = $2 } END { print v }')" = 4 ]
+	[ "$(in_ns "$NSB" ethtool -l "$DEVB" | awk '/Combined:/ { v = $2 } END { print v }')" = 4 ]
 	xfer_start "$NSB" 5022 2M 2M
 	xfer_connect "$NSA" "$IP4B" 5022 2M 2M
 	xfer_wait

@@ -5,33 +5,17 @@
 # mainline names link_device, unlink_device), carrier, drops without a
 # peer, and every refused write with its errno, changing nothing.
 
-load lib/vm
-load lib/nsim
+load ../lib/vm
+load ../lib/nsim
 
 EINVAL="Invalid argument"
 EBUSY="Device or resource busy"
 
-# Two unlinked ports in nsa and nsb, addresses set, IPv6 off so the
-# counters only see what a test sends.
+# Two unlinked ports in nsa and nsb, IPv4 only, static neighbours (no
+# ARP) and UDP sinks on port 9: counters see exactly what a test sends.
 test_setup() {
-	NSA=nsa NSB=nsb
-	IDA=$((1000 + BATS_TEST_NUMBER * 2)) IDB=$((1001 + BATS_TEST_NUMBER * 2))
-	ip netns add "$NSA"
-	ip netns add "$NSB"
-	nsim_new_dev "$IDA" 2 >/dev/null
-	nsim_new_dev "$IDB" 2 >/dev/null
-	DEVA=$(nsim_port_ns "$IDA" "$NSA")
-	DEVB=$(nsim_port_ns "$IDB" "$NSB")
-	IFA=$(ifindex_in "$NSA" "$DEVA")
-	IFB=$(ifindex_in "$NSB" "$DEVB")
-	nsim_open_nsfds
-	for side in "$NSA $DEVA $IP4A" "$NSB $DEVB $IP4B"; do
-		set -- $side
-		ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
-		ip -n "$1" addr add "$3/24" dev "$2"
-		ip -n "$1" link set "$2" up
-	done
-	# Static neighbours: no ARP, one packet per datagram sent.
+	NSIM_NO_IPV6=1 nsim_pair 2
+	sysfs_write "$NSIM_BUS/unlink" "$NSFDA:$IFA"
 	ip -n "$NSA" neigh add "$IP4B" lladdr "$(mac_of "$NSB" "$DEVB")" dev "$DEVA"
 	ip -n "$NSB" neigh add "$IP4A" lladdr "$(mac_of "$NSA" "$DEVA")" dev "$DEVB"
 	udp_sink "$NSA" 9
@@ -39,13 +23,10 @@ test_setup() {
 }
 test_teardown() { nsim_cleanup; }
 
-mac_of() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
-carrier() { ip netns exec "$1" cat "/sys/class/net/$2/carrier"; }
-iflink() { ip netns exec "$1" cat "/sys/class/net/$2/iflink"; }
 
 # send_udp NS ADDR N: N datagrams to port 9 (discard).
 send_udp() {
-	ip netns exec "$1" bash -c "for i in \$(seq $3); do echo x >/dev/udp/$2/9; done"
+	in_ns "$1" bash -c "for i in \$(seq $3); do echo x >/dev/udp/$2/9; done"
 }
 
 linked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFB" ] && [ "$(iflink "$NSB" "$DEVB")" = "$IFA" ]; }
@@ -114,7 +95,7 @@ unlinked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFA" ] && [ "$(iflink "$NSB" "$DEV
 
 @test "link: bad fds, missing and foreign devices, self-link: EINVAL" {
 	exec {nullfd}</dev/null
-	ifl=$(ip netns exec "$NSA" cat /sys/class/net/lo/ifindex)
+	ifl=$(ifindex_in "$NSA" lo)
 	for bad in "2000:$IFA $NSFDB:$IFB" "$NSFDA:$IFA 2000:$IFB" \
 		   "$nullfd:$IFA $NSFDB:$IFB" "$NSFDA:$IFA $nullfd:$IFB" \
 		   "$NSFDA:9999 $NSFDB:$IFB" "$NSFDA:$IFA $NSFDB:9999" \
@@ -147,7 +128,7 @@ unlinked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFA" ] && [ "$(iflink "$NSB" "$DEV
 
 @test "unlink: not linked, malformed, bad fd, foreign device: EINVAL" {
 	exec {nullfd}</dev/null
-	ifl=$(ip netns exec "$NSA" cat /sys/class/net/lo/ifindex)
+	ifl=$(ifindex_in "$NSA" lo)
 	for bad in "$NSFDA:$IFA" " " "x" "$NSFDA:$IFA $NSFDB:$IFB" \
 		   "2000:$IFA" "$nullfd:$IFA" "$NSFDA:$ifl" "$NSFDA:9999"; do
 		run sysfs_write "$NSIM_BUS/unlink" "$bad"

@@ -8,8 +8,8 @@
 # KASAN and kmemleak (about 1 MB/s under TCG): there the suite checks the
 # same paths for memory, locking and leak errors, not volume.
 
-load lib/vm
-load lib/nsim
+load ../lib/vm
+load ../lib/nsim
 
 if [ "${VM_FLAVOUR:-}" = debug ]; then
 	SIZE=${NSIM_XFER_SIZE:-16M}
