@@ -84,7 +84,8 @@ stop_xfers() {
 @test "deleting a namespace during traffic: the port comes home to init_net" {
 	flowing
 	ip netns del "$NSB"
-	# The namespace dies with the last process in it.
+	# The namespace dies with the last process and the last fd on it.
+	exec {NSFDB}<&-
 	stop_xfers
 	# Visible from init_net once the namespace's cleanup has moved it.
 	wait_until 400 compgen -G "$NSIM_BUS/devices/netdevsim$IDB/net/*"
