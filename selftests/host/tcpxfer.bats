@@ -137,6 +137,20 @@ EOF
 	[[ $(sed -n 2p "$T/l.out") =~ $(recv_re 4194304) ]]
 }
 
+@test "--dstopts: IPv6 with a Destination Options header both ways" {
+	[ -e /proc/net/if_inet6 ] || skip "no IPv6"
+	start_listener -6 -b ::1 --dstopts -r 1M -s 1M
+	run "$TCPXFER" connect -6 -a ::1 -p "$PORT" -t 60 -q --dstopts \
+		-s 1M -r 1M
+	[ "$status" -eq 0 ]
+	[[ ${lines[1]} =~ $(recv_re 1048576) ]]
+	finish_listener
+	[ "$LSTATUS" -eq 0 ]
+	run "$TCPXFER" connect -a 127.0.0.1 -p 20000 --dstopts
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "tcpxfer: --dstopts needs -6" ]
+}
+
 @test "zero bytes both ways: success and no result lines" {
 	start_listener -q
 	xfer_connect -q

@@ -234,6 +234,14 @@ xfer_connect() {
 		-s "$send" -r "$recv" "$@"
 }
 
+# tcp_mib NS FIELD: the Tcp counter FIELD (e.g. InCsumErrors) of NS's
+# /proc/net/snmp, which counts IPv4 and IPv6 alike.
+tcp_mib() {
+	in_ns "$1" awk -v f="$2" '$1 == "Tcp:" {
+		if (!n) { for (i = 2; i <= NF; i++) col[$i] = i; n = 1 }
+		else print $col[f] }' /proc/net/snmp
+}
+
 # kmemleak reports only objects older than 5 s: wait that long, then scan
 # (on kernels without kmemleak there is nothing to wait for).
 nsim_leak_check() {

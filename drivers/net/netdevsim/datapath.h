@@ -4,7 +4,8 @@
  * NICs joined by a cable.
  *
  *   peer.c         link/unlink of two ports (bus sysfs files)
- *   wire.c         transmit: segment, checksum, steer, hand to the peer
+ *   wire.c         transmit: checksum, steer, hand to the peer; the TSO
+ *                  engine that cuts GSO skbs into wire packets
  *   steer.c        receive queue selection: n-tuple rules, then RSS
  *   rxq.c          receive queues: NAPI, page pools, simulated DMA, GRO,
  *                  the queue restart operations
@@ -67,6 +68,7 @@ struct nsim_rq {
 	 * under backlog.lock.
 	 */
 	struct sk_buff_head backlog;
+	unsigned int backlog_pkts;	/* wire packets in the backlog */
 	bool running;
 	struct nsim_rq_mem mem;
 	struct nsim_rq_stats stats;
@@ -84,6 +86,7 @@ struct nsim_rq {
 /* Where a received packet's headers end, found by the "NIC" parser. */
 struct nsim_pkt_info {
 	u16 hdr_len;		/* 0: not TCP/UDP over IPv4/IPv6 */
+	u16 l4_off;		/* TCP/UDP header, when hdr_len != 0 */
 	u8 l3;			/* 4, 6, or 0 when not IP */
 	u8 l4proto;		/* IPPROTO_TCP/UDP when hdr_len != 0 */
 	__be32 saddr[4];
@@ -92,14 +95,35 @@ struct nsim_pkt_info {
 	__be16 dport;
 };
 
-/* The part of a wire packet's skb->cb the receiver needs. */
+/* What travels with a transmitted skb through the peer's FIFO. */
 struct nsim_wire_cb {
 	u32 hash;
-	u16 hdr_len;
+	u16 hdr_len;		/* headers of each wire packet (parser) */
 	u8 l4;			/* hash covers ports: PKT_HASH_TYPE_L4 */
+	u8 l3;			/* TSO: 4 or 6 */
+	u16 l4_off;		/* TSO: TCP header offset */
+	u16 mss;		/* TSO: payload per segment; 0: one packet */
+	u16 seg_next;		/* TSO: next segment to put on the wire */
+	u16 seg_end;		/* TSO: segments that fit into the FIFO */
 };
 
 #define NSIM_WIRE_CB(skb) ((struct nsim_wire_cb *)(skb)->cb)
+
+/* Headers of a TSO segment longer than this go through software GSO. */
+#define NSIM_TSO_HDR_MAX	192
+
+/*
+ * One wire packet as the receiving NIC's DMA engine reads it: @hdr_len
+ * bytes from @hdr, then the rest of the @len bytes from @skb at @off.
+ * A packet sent whole has hdr_len 0 and off 0.
+ */
+struct nsim_wpkt {
+	struct sk_buff *skb;
+	unsigned int len;
+	unsigned int off;
+	unsigned int hdr_len;
+	u8 hdr[NSIM_TSO_HDR_MAX];
+};
 
 struct nsim_ntuple_rule {
 	struct list_head list;		/* sorted by location */
@@ -124,6 +148,8 @@ struct nsim_dp {
 	atomic64_t tx_drop_no_peer;
 	atomic64_t tx_drop_peer_down;
 	atomic64_t tx_errors;		/* could not segment or checksum */
+	atomic64_t tx_tso_skbs;		/* GSO skbs the TSO engine cut up */
+	atomic64_t tx_sw_gso_skbs;	/* GSO skbs segmented in software */
 	atomic64_t rx_length_errors;	/* runt, or longer than the MTU */
 	atomic64_t rx_filtered;		/* n-tuple rule with action drop */
 	struct dentry *ddir;
@@ -141,6 +167,10 @@ int nsim_peer_get_iflink(const struct net_device *dev);
 /* wire.c */
 netdev_tx_t nsim_wire_xmit(struct sk_buff *skb, struct net_device *dev);
 int nsim_pkt_parse(const struct sk_buff *skb, struct nsim_pkt_info *pi);
+unsigned int nsim_wire_pending(const struct sk_buff *skb);
+bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp);
+void nsim_wpkt_copy(const struct nsim_wpkt *wp, unsigned int pos, void *to,
+		    unsigned int len);
 
 /* steer.c */
 void nsim_steer_init(struct netdevsim *ns);
@@ -164,7 +194,8 @@ int nsim_dp_init(struct netdevsim *ns);
 void nsim_dp_uninit(struct netdevsim *ns);
 int nsim_dp_open(struct net_device *dev);
 int nsim_dp_stop(struct net_device *dev);
-int nsim_rq_enqueue(struct netdevsim *ns, unsigned int q, struct sk_buff *skb);
+int nsim_rq_enqueue(struct netdevsim *ns, unsigned int q, struct sk_buff *skb,
+		    unsigned int npkts);
 int nsim_rq_restart_all(struct netdevsim *ns);
 int nsim_rq_open_range(struct netdevsim *ns, unsigned int from,
 		       unsigned int to);

@@ -15,6 +15,8 @@ static const char nsim_dev_stat_names[][ETH_GSTRING_LEN] = {
 	"tx_drop_no_peer",
 	"tx_drop_peer_down",
 	"tx_errors",
+	"tx_tso_skbs",
+	"tx_sw_gso_skbs",
 	"rx_length_errors",
 	"rx_filtered",
 };
@@ -69,6 +71,8 @@ void nsim_dp_get_ethtool_stats(struct net_device *dev,
 	*data++ = atomic64_read(&ns->dp.tx_drop_no_peer);
 	*data++ = atomic64_read(&ns->dp.tx_drop_peer_down);
 	*data++ = atomic64_read(&ns->dp.tx_errors);
+	*data++ = atomic64_read(&ns->dp.tx_tso_skbs);
+	*data++ = atomic64_read(&ns->dp.tx_sw_gso_skbs);
 	*data++ = atomic64_read(&ns->dp.rx_length_errors);
 	*data++ = atomic64_read(&ns->dp.rx_filtered);
 	for (q = 0; q < dev->real_num_rx_queues; q++) {

@@ -30,11 +30,12 @@ static struct device *nsim_dma_dev(struct netdevsim *ns)
 	return &ns->nsim_bus_dev->dev;
 }
 
-/* The DMA engine: write @len bytes of @src, from @off, to bus address
- * @addr. Direct DMA without an IOMMU: the bus address is a physical one.
+/* The DMA engine: write @len bytes of wire packet @wp, from @off, to bus
+ * address @addr. Direct DMA without an IOMMU: the bus address is a
+ * physical one.
  */
 static void nsim_dma_write(struct device *dev, dma_addr_t addr,
-			   const struct sk_buff *src, int off,
+			   const struct nsim_wpkt *wp, unsigned int off,
 			   unsigned int len)
 {
 	phys_addr_t phys = dma_to_phys(dev, addr);
@@ -45,8 +46,7 @@ static void nsim_dma_write(struct device *dev, dma_addr_t addr,
 		in_page = offset_in_page(phys);
 		n = min_t(unsigned int, len, PAGE_SIZE - in_page);
 		va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
-		/* Cannot fail: the caller stays within src->len. */
-		WARN_ON_ONCE(skb_copy_bits(src, off, va + in_page, n));
+		nsim_wpkt_copy(wp, off, va + in_page, n);
 		kunmap_local(va);
 		phys += n;
 		off += n;
@@ -72,17 +72,17 @@ static struct page *nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
 	return page;
 }
 
-/* DMA @len bytes of @wskb from @off into @page at @pg_off; the CPU may
+/* DMA @len bytes of @wp from @off into @page at @pg_off; the CPU may
  * look at them afterwards.
  */
 static void nsim_rx_fill(struct nsim_rq *rq, struct page *page,
-			 unsigned int pg_off, struct sk_buff *wskb,
+			 unsigned int pg_off, const struct nsim_wpkt *wp,
 			 unsigned int off, unsigned int len)
 {
 	struct device *dev = nsim_dma_dev(rq->ns);
 	dma_addr_t dma = page_pool_get_dma_addr(page) + pg_off;
 
-	nsim_dma_write(dev, dma, wskb, off, len);
+	nsim_dma_write(dev, dma, wp, off, len);
 	dma_sync_single_for_cpu(dev, dma, len, DMA_FROM_DEVICE);
 }
 
@@ -90,22 +90,22 @@ static void nsim_rx_fill(struct nsim_rq *rq, struct page *page,
  * a small skb; the header buffer goes straight back to its pool.
  */
 static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
-					  struct sk_buff *wskb,
+					  const struct nsim_wpkt *wp,
 					  unsigned int *done)
 {
-	unsigned int hlen = NSIM_WIRE_CB(wskb)->hdr_len;
+	unsigned int hlen = NSIM_WIRE_CB(wp->skb)->hdr_len;
 	struct page_pool *pp = rq->mem.hdr_pp;
 	struct sk_buff *skb;
 	struct page *page;
 
 	/* Not TCP/UDP: as much as fits in the header buffer. */
 	if (!hlen || hlen > NSIM_HDR_BUF_SIZE)
-		hlen = min_t(unsigned int, wskb->len, NSIM_HDR_BUF_SIZE);
+		hlen = min_t(unsigned int, wp->len, NSIM_HDR_BUF_SIZE);
 
 	page = nsim_rq_alloc(rq, pp);
 	if (!page)
 		return NULL;
-	nsim_rx_fill(rq, page, 0, wskb, 0, hlen);
+	nsim_rx_fill(rq, page, 0, wp, 0, hlen);
 	skb = napi_alloc_skb(&rq->napi, hlen);
 	if (skb)
 		skb_put_data(skb, page_address(page), hlen);
@@ -121,13 +121,13 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
  * the skb's head.
  */
 static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
-					  struct sk_buff *wskb,
+					  const struct nsim_wpkt *wp,
 					  unsigned int *done)
 {
 	const unsigned int headroom = NET_SKB_PAD + NET_IP_ALIGN;
 	const unsigned int room = PAGE_SIZE - headroom -
 		SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
-	unsigned int n = min(wskb->len, room);
+	unsigned int n = min(wp->len, room);
 	struct page_pool *pp = rq->mem.pp;
 	struct sk_buff *skb;
 	struct page *page;
@@ -135,7 +135,7 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 	page = nsim_rq_alloc(rq, pp);
 	if (!page)
 		return NULL;
-	nsim_rx_fill(rq, page, headroom, wskb, 0, n);
+	nsim_rx_fill(rq, page, headroom, wp, 0, n);
 	skb = napi_build_skb(page_address(page), PAGE_SIZE);
 	if (!skb) {
 		page_pool_recycle_direct(pp, page);
@@ -151,13 +151,13 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 
 /* The rest of the packet into payload buffers, one page each. */
 static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
-			   struct sk_buff *wskb, unsigned int off)
+			   const struct nsim_wpkt *wp, unsigned int off)
 {
 	unsigned int n, bufs = 0;
 	struct page *page;
 	int err = 0;
 
-	while (off < wskb->len) {
+	while (off < wp->len) {
 		if (skb_shinfo(skb)->nr_frags == MAX_SKB_FRAGS) {
 			err = -EMSGSIZE;
 			break;
@@ -167,8 +167,8 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			err = -ENOMEM;
 			break;
 		}
-		n = min_t(unsigned int, wskb->len - off, PAGE_SIZE);
-		nsim_rx_fill(rq, page, 0, wskb, off, n);
+		n = min_t(unsigned int, wp->len - off, PAGE_SIZE);
+		nsim_rx_fill(rq, page, 0, wp, off, n);
 		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, 0, n,
 				PAGE_SIZE);
 		off += n;
@@ -178,22 +178,23 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 	return err;
 }
 
-static struct sk_buff *nsim_rx_build(struct nsim_rq *rq, struct sk_buff *wskb)
+static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
+				     const struct nsim_wpkt *wp)
 {
-	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wskb);
+	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
 	struct net_device *dev = rq->ns->netdev;
 	netdev_features_t features = READ_ONCE(dev->features);
 	struct sk_buff *skb;
 	unsigned int done;
 
 	if (READ_ONCE(rq->ns->dp.hds))
-		skb = nsim_rx_split_head(rq, wskb, &done);
+		skb = nsim_rx_split_head(rq, wp, &done);
 	else
-		skb = nsim_rx_whole_head(rq, wskb, &done);
+		skb = nsim_rx_whole_head(rq, wp, &done);
 	if (!skb)
 		return NULL;
 	skb_mark_for_recycle(skb);
-	if (nsim_rx_payload(rq, skb, wskb, done)) {
+	if (nsim_rx_payload(rq, skb, wp, done)) {
 		kfree_skb(skb);
 		return NULL;
 	}
@@ -209,44 +210,77 @@ static struct sk_buff *nsim_rx_build(struct nsim_rq *rq, struct sk_buff *wskb)
 
 	u64_stats_update_begin(&rq->stats.syncp);
 	rq->stats.packets++;
-	rq->stats.bytes += wskb->len;
+	rq->stats.bytes += wp->len;
 	u64_stats_update_end(&rq->stats.syncp);
 	return skb;
+}
+
+/* Put what one poll took but did not get to back at the FIFO's head -
+ * unless the queue stopped meanwhile, which loses it.
+ */
+static void nsim_rq_putback(struct nsim_rq *rq, struct sk_buff_head *rest)
+{
+	unsigned int n = 0;
+	struct sk_buff *skb;
+
+	skb_queue_walk(rest, skb)
+		n += nsim_wire_pending(skb);
+	spin_lock(&rq->backlog.lock);
+	if (rq->running) {
+		skb_queue_splice(rest, &rq->backlog);
+		rq->backlog_pkts += n;
+		n = 0;
+	}
+	spin_unlock(&rq->backlog.lock);
+	if (n) {
+		atomic64_add(n, &rq->ring_drops);
+		__skb_queue_purge(rest);
+	}
 }
 
 static int nsim_rq_poll(struct napi_struct *napi, int budget)
 {
 	struct nsim_rq *rq = container_of(napi, struct nsim_rq, napi);
+	unsigned int taken = 0, n;
 	struct sk_buff_head batch;
 	struct sk_buff *wskb, *skb;
+	struct nsim_wpkt wp;
 	int done = 0;
+	bool last;
 
 	__skb_queue_head_init(&batch);
 	spin_lock(&rq->backlog.lock);
-	while (skb_queue_len(&batch) < budget &&
-	       (wskb = __skb_dequeue(&rq->backlog)))
+	while (taken < budget && (wskb = __skb_dequeue(&rq->backlog))) {
+		n = nsim_wire_pending(wskb);
+		rq->backlog_pkts -= n;
+		taken += n;
 		__skb_queue_tail(&batch, wskb);
+	}
 	spin_unlock(&rq->backlog.lock);
 
-	while ((wskb = __skb_dequeue(&batch))) {
+	while (done < budget && (wskb = skb_peek(&batch))) {
 		done++;
+		last = nsim_wire_next(wskb, &wp);
 		if (atomic_add_unless(&rq->drop_next, -1, 0)) {
 			nsim_stat_add(rq, &rq->stats.drops, 1);
-			kfree_skb(wskb);
-			continue;
+			skb = NULL;
+		} else {
+			skb = nsim_rx_build(rq, &wp);
+			if (!skb)
+				nsim_stat_add(rq, &rq->stats.drops, 1);
 		}
-		skb = nsim_rx_build(rq, wskb);
-		if (!skb) {
-			nsim_stat_add(rq, &rq->stats.drops, 1);
-			kfree_skb(wskb);
+		if (skb)
+			napi_gro_receive(napi, skb);
+		if (!last)
 			continue;
-		}
 		/* Transmit completion for the sender: its socket may send
 		 * more.
 		 */
+		__skb_unlink(wskb, &batch);
 		consume_skb(wskb);
-		napi_gro_receive(napi, skb);
 	}
+	if (!skb_queue_empty(&batch))
+		nsim_rq_putback(rq, &batch);
 
 	if (done < budget)
 		napi_complete_done(napi, done);
@@ -254,36 +288,47 @@ static int nsim_rq_poll(struct napi_struct *napi, int budget)
 }
 
 /**
- * nsim_rq_enqueue() - put a wire packet into rx queue @q's FIFO
+ * nsim_rq_enqueue() - put transmitted packets into rx queue @q's FIFO
  * @ns: the receiving port
  * @q: an active rx queue of @ns
- * @skb: the packet; consumed
+ * @skb: one wire packet, or a GSO skb for the TSO engine; consumed
+ * @npkts: how many wire packets @skb makes
  *
- * Called from the sender's transmit path, under rcu_read_lock.
+ * Called from the sender's transmit path, under rcu_read_lock. The FIFO
+ * holds as many wire packets as the ring has buffers: those of @skb that
+ * do not fit are lost, as the tail of a burst is on a real NIC.
  *
  * Return: 0, or -ENOBUFS when the queue is stopped or its FIFO is full
- * (the packet is dropped and counted on the queue).
+ * (the packets that did not fit are dropped and counted on the queue).
  */
-int nsim_rq_enqueue(struct netdevsim *ns, unsigned int q, struct sk_buff *skb)
+int nsim_rq_enqueue(struct netdevsim *ns, unsigned int q, struct sk_buff *skb,
+		    unsigned int npkts)
 {
 	struct nsim_rq *rq = &ns->dp.rqs[q];
+	unsigned int ring = READ_ONCE(ns->dp.ring_size);
+	unsigned int room = 0, lost;
 	unsigned long flags;
-	bool ok;
 
 	spin_lock_irqsave(&rq->backlog.lock, flags);
-	ok = rq->running &&
-	     skb_queue_len(&rq->backlog) < READ_ONCE(ns->dp.ring_size);
-	if (ok)
+	if (rq->running && rq->backlog_pkts < ring)
+		room = ring - rq->backlog_pkts;
+	if (room) {
+		if (npkts > room)
+			NSIM_WIRE_CB(skb)->seg_end = room;
 		__skb_queue_tail(&rq->backlog, skb);
+		rq->backlog_pkts += min(npkts, room);
+	}
 	spin_unlock_irqrestore(&rq->backlog.lock, flags);
 
-	if (!ok) {
-		atomic64_inc(&rq->ring_drops);
+	lost = npkts - min(npkts, room);
+	if (lost)
+		atomic64_add(lost, &rq->ring_drops);
+	if (!room) {
 		kfree_skb(skb);
 		return -ENOBUFS;
 	}
 	napi_schedule(&rq->napi);
-	return 0;
+	return lost ? -ENOBUFS : 0;
 }
 
 /* --- queue memory and restart ------------------------------------------- */
@@ -370,10 +415,10 @@ static int nsim_queue_stop(struct net_device *dev, void *per_queue_mem,
 	spin_lock_bh(&rq->backlog.lock);
 	rq->running = false;
 	skb_queue_splice_init(&rq->backlog, &lost);
-	spin_unlock_bh(&rq->backlog.lock);
-
 	/* Packets the NIC had not written out yet are lost, as on hardware. */
-	atomic64_add(skb_queue_len(&lost), &rq->ring_drops);
+	atomic64_add(rq->backlog_pkts, &rq->ring_drops);
+	rq->backlog_pkts = 0;
+	spin_unlock_bh(&rq->backlog.lock);
 	__skb_queue_purge(&lost);
 
 	napi_disable(&rq->napi);

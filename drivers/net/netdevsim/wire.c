@@ -3,10 +3,18 @@
  * The cable between two linked netdevsim ports.
  *
  * Transmit does what the hardware of a NIC with TSO and checksum offload
- * does before the bits leave: it cuts GSO skbs into wire-sized packets and
- * fills in every checksum. Each wire packet is then steered to one of the
- * peer's rx queues (steer.c) and queued there for the peer's NAPI poll,
- * which copies it into that queue's buffers (rxq.c).
+ * does to the bits it sends: it fills in every checksum and cuts TCP GSO
+ * skbs into wire packets of at most MSS payload each. The peer's parser
+ * then steers the flow to one of its rx queues (steer.c), whose NAPI poll
+ * copies each wire packet into that queue's buffers (rxq.c).
+ *
+ * The TSO engine works the way a NIC's does: the GSO skb waits in the
+ * FIFO whole, and each segment is put together as it goes out - the
+ * header template with lengths, IP id, sequence number, flags and
+ * checksums fixed up, followed by the segment's slice of the payload read
+ * straight from the skb (nsim_wire_next). No skb is built per segment;
+ * other GSO types (and headers the engine does not know) go through
+ * software GSO instead.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
@@ -14,6 +22,7 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <net/dst.h>
+#include <net/ip6_checksum.h>
 
 #include "netdevsim.h"
 
@@ -43,6 +52,7 @@ static void nsim_parse_ports(const struct sk_buff *skb, unsigned int off,
 	if (off + len > skb->len)
 		return;
 	pi->l4proto = proto;
+	pi->l4_off = off;
 	pi->hdr_len = off + len;
 }
 
@@ -100,40 +110,205 @@ static void nsim_wire_drop(atomic64_t *counter, struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
-/* One wire packet from @ns to @peer. */
-static void nsim_wire_send(struct netdevsim *ns, struct netdevsim *peer,
-			   struct sk_buff *skb)
+#define NSIM_TSO_TYPES	(SKB_GSO_TCPV4 | SKB_GSO_TCPV6 | SKB_GSO_TCP_ECN | \
+			 SKB_GSO_TCP_FIXEDID)
+
+/* Set the TSO engine up for @skb; 0 when it cannot take the skb. */
+static unsigned int nsim_tso_prepare(struct sk_buff *skb,
+				     const struct nsim_pkt_info *pi)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
+	unsigned int nsegs;
+
+	if (shinfo->gso_type & ~NSIM_TSO_TYPES ||
+	    pi->l4proto != IPPROTO_TCP || pi->hdr_len > NSIM_TSO_HDR_MAX ||
+	    !shinfo->gso_size || skb->len <= pi->hdr_len)
+		return 0;
+	nsegs = DIV_ROUND_UP(skb->len - pi->hdr_len, shinfo->gso_size);
+	if (nsegs > U16_MAX)
+		return 0;
+	cb->l3 = pi->l3;
+	cb->l4_off = pi->l4_off;
+	cb->mss = shinfo->gso_size;
+	cb->seg_next = 0;
+	cb->seg_end = nsegs;
+	return nsegs;
+}
+
+/**
+ * nsim_wire_pending() - wire packets still to come out of a FIFO entry
+ * @skb: an skb in an rx queue's FIFO
+ *
+ * Return: the number of wire packets nsim_wire_next() will still make.
+ */
+unsigned int nsim_wire_pending(const struct sk_buff *skb)
+{
+	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
+
+	return cb->mss ? cb->seg_end - cb->seg_next : 1;
+}
+
+/* Fix up the header template in @wp for segment @i of @skb. */
+static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i,
+			   unsigned int plen)
+{
+	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
+	unsigned int nsegs = DIV_ROUND_UP(wp->skb->len - cb->hdr_len, cb->mss);
+	struct tcphdr *th = (struct tcphdr *)(wp->hdr + cb->l4_off);
+	unsigned int tcplen = cb->hdr_len - cb->l4_off + plen;
+	__wsum csum;
+
+	if (cb->l3 == 4) {
+		struct iphdr *iph = (struct iphdr *)(wp->hdr + ETH_HLEN);
+
+		iph->tot_len = htons(wp->len - ETH_HLEN);
+		if (!(skb_shinfo(wp->skb)->gso_type & SKB_GSO_TCP_FIXEDID))
+			iph->id = htons(ntohs(iph->id) + i);
+		iph->check = 0;
+		iph->check = ip_fast_csum(iph, iph->ihl);
+	} else {
+		struct ipv6hdr *ip6h = (struct ipv6hdr *)(wp->hdr + ETH_HLEN);
+
+		ip6h->payload_len = htons(wp->len - ETH_HLEN - sizeof(*ip6h));
+	}
+
+	th->seq = htonl(ntohl(th->seq) + i * cb->mss);
+	if (i)
+		th->cwr = 0;
+	if (i != nsegs - 1) {
+		th->fin = 0;
+		th->psh = 0;
+	}
+	th->check = 0;
+	csum = skb_checksum(wp->skb, wp->off, plen, 0);
+	csum = csum_partial(th, cb->hdr_len - cb->l4_off, csum);
+	if (cb->l3 == 4) {
+		const struct iphdr *iph = (struct iphdr *)(wp->hdr + ETH_HLEN);
+
+		th->check = csum_tcpudp_magic(iph->saddr, iph->daddr, tcplen,
+					      IPPROTO_TCP, csum);
+	} else {
+		const struct ipv6hdr *ip6h =
+			(struct ipv6hdr *)(wp->hdr + ETH_HLEN);
+
+		th->check = csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, tcplen,
+					    IPPROTO_TCP, csum);
+	}
+}
+
+/**
+ * nsim_wire_next() - the next wire packet of a FIFO entry
+ * @skb: the entry: a packet sent whole, or a GSO skb for the TSO engine
+ * @wp: filled with the packet
+ *
+ * Return: true when this was the entry's last wire packet.
+ */
+bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp)
 {
 	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
-	unsigned int len = skb->len;
+	unsigned int i, plen;
+
+	wp->skb = skb;
+	if (!cb->mss) {
+		wp->len = skb->len;
+		wp->off = 0;
+		wp->hdr_len = 0;
+		return true;
+	}
+
+	i = cb->seg_next++;
+	wp->hdr_len = cb->hdr_len;
+	wp->off = cb->hdr_len + i * cb->mss;
+	plen = min_t(unsigned int, cb->mss, skb->len - wp->off);
+	wp->len = cb->hdr_len + plen;
+	/* Checked by nsim_tso_prepare(): cannot fail. */
+	WARN_ON_ONCE(skb_copy_bits(skb, 0, wp->hdr, cb->hdr_len));
+	nsim_tso_fixup(wp, i, plen);
+	return cb->seg_next == cb->seg_end;
+}
+
+/**
+ * nsim_wpkt_copy() - read bytes of a wire packet
+ * @wp: the packet
+ * @pos: offset in the packet
+ * @to: destination
+ * @len: bytes; @pos + @len must not pass @wp->len
+ */
+void nsim_wpkt_copy(const struct nsim_wpkt *wp, unsigned int pos, void *to,
+		    unsigned int len)
+{
+	unsigned int n;
+
+	if (pos < wp->hdr_len) {
+		n = min(len, wp->hdr_len - pos);
+		memcpy(to, wp->hdr + pos, n);
+		to += n;
+		pos += n;
+		len -= n;
+	}
+	/* Within the skb by construction: cannot fail. */
+	if (len)
+		WARN_ON_ONCE(skb_copy_bits(wp->skb, wp->off + pos - wp->hdr_len,
+					   to, len));
+}
+
+/*
+ * Send @skb from @ns to @peer: one wire packet, or a GSO skb the TSO
+ * engine cuts up on the way (@tso), as long as its headers suit it.
+ * Return: false when @skb is a GSO skb the TSO engine cannot take; the
+ * caller then segments it in software.
+ */
+static bool nsim_wire_send(struct netdevsim *ns, struct netdevsim *peer,
+			   struct sk_buff *skb, bool tso)
+{
+	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
+	unsigned int npkts = 1, wire_len;
 	struct nsim_pkt_info pi;
 	int q;
 
-	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb)) {
-		nsim_wire_drop(&ns->dp.tx_errors, skb);
-		return;
+	if (nsim_pkt_parse(skb, &pi)) {
+		nsim_wire_drop(&peer->dp.rx_length_errors, skb);
+		return true;
 	}
-	atomic64_inc(&ns->dp.tx_packets);
-	atomic64_add(len, &ns->dp.tx_bytes);
+	cb->mss = 0;
+	if (tso) {
+		npkts = nsim_tso_prepare(skb, &pi);
+		if (!npkts)
+			return false;
+		atomic64_inc(&ns->dp.tx_tso_skbs);
+		wire_len = pi.hdr_len + cb->mss;
+	} else {
+		if (skb->ip_summed == CHECKSUM_PARTIAL &&
+		    skb_checksum_help(skb)) {
+			nsim_wire_drop(&ns->dp.tx_errors, skb);
+			return true;
+		}
+		wire_len = skb->len;
+	}
+	atomic64_add(npkts, &ns->dp.tx_packets);
+	atomic64_add(skb->len + (npkts - 1) * pi.hdr_len, &ns->dp.tx_bytes);
 
 	/* The receiving MAC refuses frames longer than its MTU allows. */
-	if (len > READ_ONCE(peer->netdev->mtu) + ETH_HLEN + VLAN_HLEN ||
-	    nsim_pkt_parse(skb, &pi)) {
+	if (wire_len > READ_ONCE(peer->netdev->mtu) + ETH_HLEN + VLAN_HLEN) {
+		atomic64_add(npkts - 1, &peer->dp.rx_length_errors);
 		nsim_wire_drop(&peer->dp.rx_length_errors, skb);
-		return;
+		return true;
 	}
 
 	q = nsim_steer(peer, &pi, &cb->hash);
 	if (q < 0) {
+		atomic64_add(npkts - 1, &peer->dp.rx_filtered);
 		nsim_wire_drop(&peer->dp.rx_filtered, skb);
-		return;
+		return true;
 	}
 	cb->hdr_len = pi.hdr_len;
 	cb->l4 = !!pi.l4proto;
 	/* Nothing of the sender's routing travels with the bits. */
 	skb_dst_drop(skb);
 	nf_reset_ct(skb);
-	nsim_rq_enqueue(peer, q, skb);
+	nsim_rq_enqueue(peer, q, skb, npkts);
+	return true;
 }
 
 netdev_tx_t nsim_wire_xmit(struct sk_buff *skb, struct net_device *dev)
@@ -159,21 +334,29 @@ netdev_tx_t nsim_wire_xmit(struct sk_buff *skb, struct net_device *dev)
 	}
 
 	skb_tx_timestamp(skb);
-	if (skb_is_gso(skb)) {
-		/* No checksum feature: the segments get full checksums. */
-		segs = skb_gso_segment(skb, NETIF_F_SG);
-		if (IS_ERR(segs)) {
-			nsim_wire_drop(&ns->dp.tx_errors, skb);
-			goto out;
-		}
-		if (segs) {
-			consume_skb(skb);
-			skb = segs;
-		}
+	if (skb_is_gso(skb) && nsim_wire_send(ns, peer, skb, true))
+		goto out;
+	if (!skb_is_gso(skb)) {
+		nsim_wire_send(ns, peer, skb, false);
+		goto out;
+	}
+
+	/* Software GSO for what the TSO engine does not handle; the
+	 * segments get full checksums (no checksum feature asked for).
+	 */
+	atomic64_inc(&ns->dp.tx_sw_gso_skbs);
+	segs = skb_gso_segment(skb, NETIF_F_SG);
+	if (IS_ERR(segs)) {
+		nsim_wire_drop(&ns->dp.tx_errors, skb);
+		goto out;
+	}
+	if (segs) {
+		consume_skb(skb);
+		skb = segs;
 	}
 	skb_list_walk_safe(skb, skb, next) {
 		skb_mark_not_on_list(skb);
-		nsim_wire_send(ns, peer, skb);
+		nsim_wire_send(ns, peer, skb, false);
 	}
 out:
 	rcu_read_unlock();
