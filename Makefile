@@ -92,7 +92,7 @@ bench: ensure-deps tools
 	@tools/kernel/build.sh normal
 	@tools/vm/run -- tools/bench/pair-throughput $(BENCH_ARGS)
 
-demo: ensure-deps
+demo: ensure-deps tools
 	@tools/kernel/build.sh normal
 	@tools/demo
 

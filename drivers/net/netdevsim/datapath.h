@@ -112,8 +112,7 @@ struct nsim_wire_cb {
 /* Headers of a TSO segment longer than this go through software GSO. */
 #define NSIM_TSO_HDR_MAX	192
 
-/*
- * One wire packet as the receiving NIC's DMA engine reads it: @hdr_len
+/* One wire packet as the receiving NIC's DMA engine reads it: @hdr_len
  * bytes from @hdr, then the rest of the @len bytes from @skb at @off.
  * A packet sent whole has hdr_len 0 and off 0.
  */

@@ -253,8 +253,7 @@ void nsim_wpkt_copy(const struct nsim_wpkt *wp, unsigned int pos, void *to,
 					   to, len));
 }
 
-/*
- * Send @skb from @ns to @peer: one wire packet, or a GSO skb the TSO
+/* Send @skb from @ns to @peer: one wire packet, or a GSO skb the TSO
  * engine cuts up on the way (@tso), as long as its headers suit it.
  * Return: false when @skb is a GSO skb the TSO engine cannot take; the
  * caller then segments it in software.

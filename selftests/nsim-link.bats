@@ -5,8 +5,8 @@
 # mainline names link_device, unlink_device), carrier, drops without a
 # peer, and every refused write with its errno, changing nothing.
 
-load ../lib/vm
-load ../lib/nsim
+load lib/vm
+load lib/nsim
 
 EINVAL="Invalid argument"
 EBUSY="Device or resource busy"
