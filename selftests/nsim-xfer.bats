@@ -25,6 +25,8 @@ both_ways() {
 	xfer_wait
 	grep -q "validated" "$XFER_OUT"
 	# Everything went through the page-pool path: nothing dropped.
+	in_ns "$NSA" ethtool -S "$DEVA" | grep -v ': 0$'
+	in_ns "$NSB" ethtool -S "$DEVB" | grep -v ': 0$'
 	[ "$(nsim_stat_sum "$NSA" "$DEVA" drops)" = 0 ]
 	[ "$(nsim_stat_sum "$NSB" "$DEVB" drops)" = 0 ]
 	[ "$(nsim_stat_sum "$NSB" "$DEVB" packets)" -gt 0 ]
