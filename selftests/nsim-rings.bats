@@ -20,9 +20,9 @@ hds() { in_ns "$NSB" "$BIN/tcp-data-split" "$@"; }
 	xfer_start "$NSB" 5030 0 4M
 	xfer_connect "$NSA" "$IP4B" 5030 4M 0
 	xfer_wait
-	pkts=$(nsim_stat "$NSB" "$DEVB" rx0_packets)
-	[ "$(nsim_stat "$NSB" "$DEVB" rx0_hdr_bufs)" = 0 ]
-	[ "$(nsim_stat "$NSB" "$DEVB" rx0_payload_bufs)" -ge "$pkts" ]
+	nsim_snap "$NSB" "$DEVB"
+	[ "${STAT[rx0_hdr_bufs]}" = 0 ]
+	[ "${STAT[rx0_payload_bufs]}" -ge "${STAT[rx0_packets]}" ]
 }
 
 @test "header split on: one header buffer per packet, payload in page buffers" {

@@ -15,9 +15,8 @@ ethb() { in_ns "$NSB" ethtool "$@"; }
 
 # Per-queue packet counts of B as "q0 q1 q2 q3".
 rxq_packets() {
-	local q out=()
-	for q in 0 1 2 3; do out+=("$(nsim_stat "$NSB" "$DEVB" "rx${q}_packets")"); done
-	echo "${out[*]}"
+	nsim_snap "$NSB" "$DEVB"
+	echo "${STAT[rx0_packets]} ${STAT[rx1_packets]} ${STAT[rx2_packets]} ${STAT[rx3_packets]}"
 }
 
 # run_ethb ARGS: ethtool in B; status and stderr in $status/$output.
