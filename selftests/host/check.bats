@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/check's dealing of VM suites to parallel workers (--plan), on a
+# scratch tree with made-up suites and weights.
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+
+setup() {
+	T=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$T/tools" "$T/selftests"
+	cp "$REPO/tools/check" "$T/tools/check"
+	for s in a b c d e; do : >"$T/selftests/$s.bats"; done
+	cat >"$T/selftests/weights" <<-EOF
+		# suite normal debug
+		a.bats 1 400
+		b.bats 2 250
+		c.bats 1 200
+		d.bats 3 150
+	EOF
+}
+
+plan() { CHECK_JOBS=$1 run "$T/tools/check" --plan "${@:2}"; }
+
+# Suites of run NAME (e.g. vm-debug.2) in the last plan, one per line.
+run_suites() {
+	sed -n "s|^$1: ||p" <<<"$output" | tr ' ' '\n' | sed 's|^selftests/||'
+}
+
+@test "one worker: every suite in one run per kernel, heaviest first" {
+	plan 1
+	[ "$status" -eq 0 ]
+	[ "$(run_suites vm-debug.1 | tr '\n' ' ')" = "a.bats e.bats b.bats c.bats d.bats " ]
+	[ "$(run_suites vm.1 | sort | tr '\n' ' ')" = "a.bats b.bats c.bats d.bats e.bats " ]
+	# debug 400+250+200+150+300 (e.bats is not listed: 300 on each
+	# kernel), normal 1+2+1+3+300
+	grep -qx 'worker 1: 1607 s' <<<"$output"
+}
+
+@test "two workers: each suite once per kernel, heaviest first to the lighter worker" {
+	plan 2 vm-debug
+	[ "$status" -eq 0 ]
+	# a 400 -> w1; e 300 -> w2; b 250 -> w2 (550); c 200 -> w1 (600);
+	# d 150 -> w2 (700)
+	[ "$(run_suites vm-debug.1 | tr '\n' ' ')" = "a.bats c.bats " ]
+	[ "$(run_suites vm-debug.2 | tr '\n' ' ')" = "e.bats b.bats d.bats " ]
+	grep -qx 'worker 1: 600 s' <<<"$output"
+	grep -qx 'worker 2: 700 s' <<<"$output"
+	! grep -q '^vm\.' <<<"$output"
+}
+
+@test "both kernels over three workers: nothing lost, nothing twice" {
+	plan 3
+	[ "$status" -eq 0 ]
+	for st in vm vm-debug; do
+		got=$(for w in 1 2 3; do run_suites "$st.$w"; done | sort | tr '\n' ' ')
+		[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+	done
+}
+
+@test "more workers than suites: idle workers get nothing" {
+	plan 7 vm
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^vm\.' <<<"$output")" = 5 ]
+	[ "$(grep -c ' 0 s$' <<<"$output")" = 2 ]
+}
+
+@test "bad CHECK_JOBS and unknown stages are refused with exit 2" {
+	for j in 0 x -1 2x; do
+		plan "$j"
+		[ "$status" -eq 2 ]
+		[[ $output == *"CHECK_JOBS must be a positive number"* ]]
+	done
+	plan 2 vm bogus
+	[ "$status" -eq 2 ]
+	[[ $output == *"unknown stage 'bogus'"* ]]
+}
+
+# A stand-in for tools/vm/run: "ok" for every suite named in CMD, except
+# that a suite called fail*.bats fails and one called crash*.bats makes
+# the runner report a kernel problem (exit 125) after its TAP.
+fake_runner() {
+	mkdir -p "$T/tools/vm"
+	cat >"$T/tools/vm/run" <<-'EOF_RUN'
+		#!/bin/bash
+		flav=normal
+		[ "$1" = --debug ] && { flav=debug; shift; }
+		shift  # --
+		set -- $1
+		shift 2  # bats --tap
+		echo "1..$#"
+		n=0 rc=0
+		for s in "$@"; do
+			n=$((n + 1))
+			case ${s##*/} in
+			fail*) echo "not ok $n $flav $s"; rc=1 ;;
+			crash*) echo "ok $n $flav $s"; rc=125
+				echo "vm: FAIL: kernel WARNING: made up" >&2 ;;
+			*) echo "ok $n $flav $s" ;;
+			esac
+		done
+		exit $rc
+	EOF_RUN
+	chmod +x "$T/tools/vm/run"
+}
+
+@test "two workers: every suite runs once per kernel and is counted" {
+	fake_runner
+	CHECK_JOBS=2 run "$T/tools/check" vm vm-debug
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "10 passed, 0 failed" ]
+	for s in a b c d e; do
+		[ "$(grep -c "^\[vm\.[12]\] ok [0-9]* normal selftests/$s.bats" <<<"$output")" = 1 ]
+		[ "$(grep -c "^\[vm-debug\.[12]\] ok [0-9]* debug selftests/$s.bats" <<<"$output")" = 1 ]
+	done
+	ls "$T/build/check/vm.1.tap" "$T/build/check/vm-debug.2.tap"
+}
+
+@test "a failing test and a runner's kernel report both fail the check" {
+	fake_runner
+	: >"$T/selftests/fail1.bats"
+	: >"$T/selftests/crash1.bats"
+	CHECK_JOBS=2 run "$T/tools/check" vm-debug
+	echo "$output"
+	[ "$status" -eq 1 ]
+	# 6 ok (crash1 included), fail1 not ok, plus one for the runner's report
+	[ "${lines[-1]}" = "6 passed, 2 failed" ]
+	grep -q '^vm-debug\.[12]: not ok [0-9]* debug selftests/fail1.bats' <<<"$output"
+	grep -q '^vm-debug\.[12]: vm: FAIL: kernel WARNING: made up' <<<"$output"
+}
