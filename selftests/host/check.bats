@@ -129,3 +129,19 @@ fake_runner() {
 	grep -q '^vm-debug\.[12]: not ok [0-9]* debug selftests/fail1.bats' <<<"$output"
 	grep -q '^vm-debug\.[12]: vm: FAIL: kernel WARNING: made up' <<<"$output"
 }
+
+@test "debug-exclude: a listed suite runs on the normal kernel only, named with its reason" {
+	fake_runner
+	printf '# comment\nb.bats  too slow there\n' >"$T/selftests/debug-exclude"
+	plan 2
+	[ "$status" -eq 0 ]
+	got=$(for w in 1 2; do run_suites "vm-debug.$w"; done | sort | tr '\n' ' ')
+	[ "$got" = "a.bats c.bats d.bats e.bats " ]
+	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
+	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+	grep -qx 'not on the debug kernel: b.bats: too slow there' <<<"$output"
+	CHECK_JOBS=2 run "$T/tools/check" vm vm-debug
+	[ "$status" -eq 0 ]
+	[ "${lines[-2]}" = "not run on the debug kernel (selftests/debug-exclude): b.bats" ]
+	[ "${lines[-1]}" = "9 passed, 0 failed" ]
+}
