@@ -104,17 +104,26 @@ fake_runner() {
 	chmod +x "$T/tools/vm/run"
 }
 
-@test "two workers: every suite runs once per kernel and is counted" {
+@test "one and two workers: every suite runs once per kernel and is counted" {
 	fake_runner
-	CHECK_JOBS=2 run "$T/tools/check" vm vm-debug
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[ "${lines[-1]}" = "10 passed, 0 failed" ]
-	for s in a b c d e; do
-		[ "$(grep -c "^\[vm\.[12]\] ok [0-9]* normal selftests/$s.bats" <<<"$output")" = 1 ]
-		[ "$(grep -c "^\[vm-debug\.[12]\] ok [0-9]* debug selftests/$s.bats" <<<"$output")" = 1 ]
+	for j in 1 2; do
+		CHECK_JOBS=$j run "$T/tools/check" vm vm-debug
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "10 passed, 0 failed" ]
+		for s in a b c d e; do
+			[ "$(grep -c "^\[vm\.[1-$j]\] ok [0-9]* normal selftests/$s.bats" <<<"$output")" = 1 ]
+			[ "$(grep -c "^\[vm-debug\.[1-$j]\] ok [0-9]* debug selftests/$s.bats" <<<"$output")" = 1 ]
+		done
+		ls "$T/build/check/vm.$j.tap" "$T/build/check/vm-debug.$j.tap"
 	done
-	ls "$T/build/check/vm.1.tap" "$T/build/check/vm-debug.2.tap"
+}
+
+@test "the default is one worker per two CPUs" {
+	run env -u CHECK_JOBS "$T/tools/check" --plan vm
+	[ "$status" -eq 0 ]
+	want=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
+	[ "$(grep -c '^worker ' <<<"$output")" = "$want" ]
 }
 
 @test "a failing test and a runner's kernel report both fail the check" {
