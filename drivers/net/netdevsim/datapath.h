@@ -24,10 +24,11 @@ struct netdevsim;
 struct page_pool;
 struct netdev_queue_mgmt_ops;
 
-/* Deeper than the 1 MB that TCP small queues lets one socket have below
- * it (tcp_limit_output_bytes): a single flow cannot overflow the FIFO.
+/* TCP small queues lets one socket keep 1 MB below it (about 724 full
+ * segments); the peer's ACKs for the other direction share the queue and
+ * can add as many again: a bidirectional flow cannot overflow the FIFO.
  */
-#define NSIM_RING_DEFAULT	1024
+#define NSIM_RING_DEFAULT	2048
 #define NSIM_RING_MAX		4096
 #define NSIM_HDR_BUF_SIZE	256	/* header buffer, header split on */
 #define NSIM_RSS_KEY_SIZE	40
