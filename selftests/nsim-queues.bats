@@ -58,7 +58,8 @@ b_past() { [ "$(netdev_rx_bytes "$XFER_PID" "$DEVB")" -gt "$1" ]; }
 @test "restart: a failed page-pool creation rolls back to the old queue" {
 	echo Y >"$Q1/fail_pool_create"
 	run sysfs_write "$Q1/restart" 1
-	[ "$status" -eq 1 ] && [ "$output" = "Cannot allocate memory" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "Cannot allocate memory" ]
 	[ "$(cat "$Q1/fail_pool_create")" = N ]
 	before=$(q1 packets)
 	send_udp 3
@@ -116,9 +117,11 @@ b_past() { [ "$(netdev_rx_bytes "$XFER_PID" "$DEVB")" -gt "$1" ]; }
 
 @test "knobs: bad values are refused and change nothing" {
 	run sysfs_write "$Q1/restart" 0
-	[ "$status" -eq 1 ] && [ "$output" = "$EINVAL" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "$EINVAL" ]
 	run sysfs_write "$Q1/restart" banana
-	[ "$status" -eq 1 ] && [ "$output" = "$EINVAL" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "$EINVAL" ]
 	for knob in fail_alloc drop; do
 		for bad in -1 x 1000001 99999999999999999999; do
 			run sysfs_write "$Q1/$knob" "$bad"
@@ -128,14 +131,20 @@ b_past() { [ "$(netdev_rx_bytes "$XFER_PID" "$DEVB")" -gt "$1" ]; }
 	done
 	for bad in 65 -1 x; do
 		run sysfs_write "$Q1/hold" "$bad"
-		[ "$status" -eq 1 ] && [ "$output" = "$EINVAL" ]
+		[ "$status" -eq 1 ]
+		[ "$output" = "$EINVAL" ]
 	done
 	[ "$(cat "$Q1/hold")" = 0 ]
-	run sysfs_write "$Q1/fail_pool_create" maybe
-	[ "$status" -eq 1 ] && [ "$output" = "$EINVAL" ]
+	for bad in maybe x 2; do
+		run sysfs_write "$Q1/fail_pool_create" "$bad"
+		[ "$status" -eq 1 ]
+		[ "$output" = "$EINVAL" ]
+	done
+	[ "$(cat "$Q1/fail_pool_create")" = N ]
 	echo 64 >"$Q1/hold"
 	run sysfs_write "$Q1/hold" 1
-	[ "$status" -eq 1 ] && [ "$output" = "No space left on device" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "No space left on device" ]
 	echo 0 >"$Q1/hold"
 }
 
@@ -144,14 +153,18 @@ b_past() { [ "$(netdev_rx_bytes "$XFER_PID" "$DEVB")" -gt "$1" ]; }
 	in_ns "$NSB" ethtool -N "$DEVB" delete 1
 	in_ns "$NSB" ethtool -L "$DEVB" combined 1
 	run sysfs_write "$Q1/restart" 1
-	[ "$status" -eq 1 ] && [ "$output" = "$EINVAL" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "$EINVAL" ]
 	run sysfs_write "$Q1/hold" 1
-	[ "$status" -eq 1 ] && [ "$output" = "Network is down" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "Network is down" ]
 	ip -n "$NSB" link set "$DEVB" down
 	run sysfs_write "$DFSB/rxq/0/restart" 1
-	[ "$status" -eq 1 ] && [ "$output" = "Network is down" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "Network is down" ]
 	run sysfs_write "$DFSB/rxq/0/hold" 1
-	[ "$status" -eq 1 ] && [ "$output" = "Network is down" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "Network is down" ]
 	ip -n "$NSB" link set "$DEVB" up
 	echo 1 >"$DFSB/rxq/0/restart"
 }

@@ -88,9 +88,11 @@ hds() { in_ns "$NSB" "$BIN/tcp-data-split" "$@"; }
 	ethb -G "$DEVB" rx 64
 	[ "$(ethb -g "$DEVB" | awk '/^RX:/ { v = $2 } END { print v }')" = 64 ]
 	run ethb -G "$DEVB" rx 0
-	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
 	run ethb -G "$DEVB" rx 4097
-	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
 	[ "$(ethb -g "$DEVB" | awk '/^RX:/ { v = $2 } END { print v }')" = 64 ]
 	# A small ring still carries a validated transfer.
 	xfer_start "$NSB" 5034 2M 2M

@@ -39,7 +39,8 @@ no_drops() {
 		[[ $k =~ ^rx[0-9]+_drops$ ]] && drops=$((drops + STAT[$k]))
 		[[ $k =~ ^rx[0-9]+_packets$ ]] && pkts=$((pkts + STAT[$k]))
 	done
-	[ "$drops" = 0 ] && [ "$pkts" -gt 0 ]
+	[ "$drops" = 0 ]
+	[ "$pkts" -gt 0 ]
 }
 
 @test "IPv4, MTU 1500: $SIZE each way, validated" {

@@ -13,7 +13,8 @@ mountopts() { awk -v m="$1" '$2 == m { o = $4 } END { print o }' /proc/mounts; }
 	[[ ",$(mountopts /)," == *,ro,* ]]
 	run touch /devmem-rig-write-test
 	[ "$status" -ne 0 ]
-	[ -x /bin/bash ] && [ -x /usr/bin/bats ]
+	[ -x /bin/bash ]
+	[ -x /usr/bin/bats ]
 }
 
 @test "tmpfs on /tmp, /run and /var/tmp; proc, sysfs, debugfs, devtmpfs" {
@@ -24,13 +25,15 @@ mountopts() { awk -v m="$1" '$2 == m { o = $4 } END { print o }' /proc/mounts; }
 	[ "$(fstype /sys)" = sysfs ]
 	[ "$(fstype /sys/kernel/debug)" = debugfs ]
 	[ "$(fstype /dev)" = devtmpfs ]
-	echo data >/tmp/rig-write && [ "$(cat /tmp/rig-write)" = data ]
+	echo data >/tmp/rig-write
+	[ "$(cat /tmp/rig-write)" = data ]
 }
 
 @test "repository is visible at its host path" {
 	[ -n "$VM_REPO" ]
 	[ "$BATS_TEST_DIRNAME" = "$VM_REPO/selftests" ]
-	[ -f "$VM_REPO/Makefile" ] && [ -x "$VM_REPO/tools/vm/run" ]
+	[ -f "$VM_REPO/Makefile" ]
+	[ -x "$VM_REPO/tools/vm/run" ]
 	[ "$(fstype "$VM_REPO")" = 9p ]
 }
 

@@ -107,6 +107,40 @@ static const struct file_operations nsim_hold_fops = {
 	.owner = THIS_MODULE,
 };
 
+/* Like debugfs_create_bool(), but a value kstrtobool() cannot parse is
+ * refused with its error instead of being ignored.
+ */
+static ssize_t nsim_flag_read(struct file *file, char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	bool *flag = file->private_data;
+	char buf[2] = { READ_ONCE(*flag) ? 'Y' : 'N', '\n' };
+
+	return simple_read_from_buffer(ubuf, count, ppos, buf, sizeof(buf));
+}
+
+static ssize_t nsim_flag_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	bool *flag = file->private_data;
+	bool val;
+	int err;
+
+	err = kstrtobool_from_user(ubuf, count, &val);
+	if (err)
+		return err;
+	WRITE_ONCE(*flag, val);
+	return count;
+}
+
+static const struct file_operations nsim_flag_fops = {
+	.open = simple_open,
+	.read = nsim_flag_read,
+	.write = nsim_flag_write,
+	.llseek = generic_file_llseek,
+	.owner = THIS_MODULE,
+};
+
 static int nsim_count_get(void *data, u64 *val)
 {
 	*val = atomic_read(data);
@@ -139,8 +173,8 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 		rq->ddir = debugfs_create_dir(name, ns->dp.ddir);
 		debugfs_create_file("restart", 0200, rq->ddir, rq,
 				    &nsim_restart_fops);
-		debugfs_create_bool("fail_pool_create", 0600, rq->ddir,
-				    &rq->fail_pool_create);
+		debugfs_create_file("fail_pool_create", 0600, rq->ddir,
+				    &rq->fail_pool_create, &nsim_flag_fops);
 		debugfs_create_file_unsafe("fail_alloc", 0600, rq->ddir,
 					   &rq->fail_alloc, &nsim_count_fops);
 		debugfs_create_file_unsafe("drop", 0600, rq->ddir,
