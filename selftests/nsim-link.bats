@@ -16,8 +16,8 @@ EBUSY="Device or resource busy"
 test_setup() {
 	NSIM_NO_IPV6=1 nsim_pair 2
 	sysfs_write "$NSIM_BUS/unlink" "$NSFDA:$IFA"
-	ip -n "$NSA" neigh add "$IP4B" lladdr "$(mac_of "$NSB" "$DEVB")" dev "$DEVA"
-	ip -n "$NSB" neigh add "$IP4A" lladdr "$(mac_of "$NSA" "$DEVA")" dev "$DEVB"
+	ip -n "$NSA" neigh add "$IP4B" lladdr "$MACB" dev "$DEVA"
+	ip -n "$NSB" neigh add "$IP4A" lladdr "$MACA" dev "$DEVB"
 	udp_sink "$NSA" 9
 	udp_sink "$NSB" 9
 }
@@ -116,11 +116,14 @@ unlinked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFA" ] && [ "$(iflink "$NSB" "$DEV
 	ifc=$(cat "/sys/class/net/$devc/ifindex")
 	exec {initfd}</proc/self/ns/net
 	run sysfs_write "$NSIM_BUS/link" "$NSFDA:$IFA $initfd:$ifc"
-	[ "$status" -eq 1 ] && [ "$output" = "$EBUSY" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "$EBUSY" ]
 	run sysfs_write "$NSIM_BUS/link" "$initfd:$ifc $NSFDB:$IFB"
-	[ "$status" -eq 1 ] && [ "$output" = "$EBUSY" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "$EBUSY" ]
 	run sysfs_write "$NSIM_BUS/link" "$NSFDA:$IFA $NSFDB:$IFB"
-	[ "$status" -eq 1 ] && [ "$output" = "$EBUSY" ]
+	[ "$status" -eq 1 ]
+	[ "$output" = "$EBUSY" ]
 	linked
 	[ "$(cat "/sys/class/net/$devc/iflink")" = "$ifc" ]
 	echo "$IDC" >"$NSIM_BUS/del_device"

@@ -49,9 +49,7 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 	ethb -N "$DEVB" flow-type udp4 dst-port 7001 action 1 loc 10
 	ethb -N "$DEVB" flow-type udp6 src-ip "$IP6A" dst-port 7002 action 2 loc 11
 	ethb -N "$DEVB" flow-type tcp6 dst-port 5004 action 3 loc 12
-	udp_sink "$NSB" 7001
-	udp_sink "$NSB" 7002
-	udp_sink "$NSB" 7009
+	udp_sink "$NSB" 7001 7002 7009
 	# Neighbour discovery first, so that only the datagrams are counted.
 	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009; echo x >/dev/udp/$IP6B/7009"
 	read -r b0 b1 b2 b3 < <(rxq_packets)
@@ -82,7 +80,8 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 	read -r b0 b1 b2 b3 < <(rxq_packets)
 	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
 	read -r a0 a1 a2 a3 < <(rxq_packets)
-	[ $((a1 - b1)) -eq 1 ] && [ $((a2 - b2)) -eq 0 ]
+	[ $((a1 - b1)) -eq 1 ]
+	[ $((a2 - b2)) -eq 0 ]
 	ethb -N "$DEVB" delete 5
 	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
 	read -r c0 c1 c2 c3 < <(rxq_packets)
@@ -167,9 +166,11 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 
 @test "RSS: bad tables and hash functions are refused" {
 	run_ethb -X "$DEVB" equal 5
-	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
 	run_ethb -X "$DEVB" hfunc xor
-	[ "$status" -ne 0 ] && [[ $output == *"Operation not supported"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Operation not supported"* ]]
 	run ethb -x "$DEVB"
 	grep -Eq '^ +0: +0 +1 +2 +3 ' <<<"$output"
 }
@@ -189,15 +190,19 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 	ethb -K "$DEVB" ntuple on
 	ethb -N "$DEVB" flow-type tcp4 dst-port 5021 action 3
 	run_ethb -L "$DEVB" combined 3
-	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
 	ethb -N "$DEVB" delete 0
 	ethb -X "$DEVB" equal 4
 	run_ethb -L "$DEVB" combined 3
-	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
 	run_ethb -L "$DEVB" combined 5
-	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
 	run_ethb -L "$DEVB" combined 0
-	[ "$status" -ne 0 ] && [[ $output == *"Invalid argument"* ]]
+	[ "$status" -ne 0 ]
+	[[ $output == *"Invalid argument"* ]]
 	[ "$(in_ns "$NSB" ethtool -l "$DEVB" | awk '/Combined:/ { v = $2 } END { print v }')" = 4 ]
 	xfer_start "$NSB" 5022 2M 2M
 	xfer_connect "$NSA" "$IP4B" 5022 2M 2M

@@ -9,8 +9,9 @@
 #   test_teardown() { nsim_cleanup; }
 #
 # After nsim_pair: NSA/NSB namespaces, DEVA/DEVB port names, IFA/IFB
-# ifindexes, IDA/IDB netdevsim device ids, DFSA/DFSB the ports' debugfs
-# directories, IP4A/IP4B and IP6A/IP6B addresses.
+# ifindexes, MACA/MACB MAC addresses, IDA/IDB netdevsim device ids,
+# DFSA/DFSB the ports' debugfs directories, IP4A/IP4B and IP6A/IP6B
+# addresses.
 
 BIN=${VM_REPO:-$BATS_TEST_DIRNAME/..}/build/bin
 NSIM_BUS=/sys/bus/netdevsim
@@ -52,7 +53,6 @@ in_ns() { ip netns exec "$@"; }
 # One-line `ip -o link` view of DEV in NS.
 link_line() { ip -n "$1" -o link show dev "$2"; }
 ifindex_in() { link_line "$1" "$2" | cut -d: -f1; }
-mac_of() { link_line "$1" "$2" | sed -n 's/.* link\/ether \([0-9a-f:]*\) .*/\1/p'; }
 # The peer's ifindex as `ip` shows it (DEV@ifN), else DEV's own.
 iflink() {
 	local l
@@ -77,13 +77,17 @@ sysfs_write() {
 	return 1
 }
 
-# udp_sink NS PORT: a UDP socket bound to PORT in NS that drops what it
-# gets, so datagrams sent there cause no ICMP errors.
+# udp_sink NS PORT...: one process in NS with UDP sockets (IPv4 and IPv6)
+# bound to the PORTs that drop what they get, so datagrams sent there
+# cause no ICMP errors. Returns once every port is bound.
 udp_sink() {
-	ip netns exec "$1" socat -u "UDP-RECV:$2,reuseaddr" /dev/null &
-	wait_until 20 udp_bound "$1" "$2"
+	local ns=$1 ready
+	shift
+	ready=$BATS_TEST_TMPDIR/udpsink.$ns.$1
+	rm -f "$ready"
+	ip netns exec "$ns" "$BIN/udpsink" -q --ready-file "$ready" "$@" &
+	wait_until 20 test -e "$ready"
 }
-udp_bound() { in_ns "$1" ss -Hlun "sport = :$2" | grep -q .; }
 tcp_bound() { in_ns "$1" ss -Hltn "sport = :$2" | grep -q .; }
 
 # Open fds on both namespaces for the link files (NSFDA, NSFDB).
@@ -105,9 +109,12 @@ nsim_pair() {
 	IDA=$((1000 + BATS_TEST_NUMBER * 2)) IDB=$((1001 + BATS_TEST_NUMBER * 2))
 	DEVA=$(nsim_new_dev "$IDA" "$queues")
 	DEVB=$(nsim_new_dev "$IDB" "$queues")
-	# A new namespace has only lo: the ports keep their ifindex.
+	# A new namespace has only lo: the ports keep their ifindex (and
+	# their MAC address). sysfs shows them only while in init_net.
 	read -r IFA <"/sys/class/net/$DEVA/ifindex"
 	read -r IFB <"/sys/class/net/$DEVB/ifindex"
+	read -r MACA <"/sys/class/net/$DEVA/address"
+	read -r MACB <"/sys/class/net/$DEVB/address"
 	ip -b - <<-EOF_IP
 		netns add $NSA
 		netns add $NSB
@@ -267,9 +274,9 @@ tcp_mib() {
 }
 
 # kmemleak reports only objects older than 5 s: wait that long, then scan
-# (on kernels without kmemleak there is nothing to wait for).
+# (where kmemleak is not active there is nothing to wait for).
 nsim_leak_check() {
-	[ -w /sys/kernel/debug/kmemleak ] || return 0
+	kmemleak_active || return 0
 	sleep 6
 	kmemleak_check
 }
