@@ -84,7 +84,13 @@ fake_runner() {
 	cat >"$T/tools/vm/run" <<-'EOF_RUN'
 		#!/bin/bash
 		flav=normal
-		[ "$1" = --debug ] && { flav=debug; shift; }
+		while [ "$1" != -- ]; do
+			case $1 in
+			--debug) flav=debug ;;
+			--no-kmemleak) flav+=-nokmemleak ;;
+			esac
+			shift
+		done
 		shift  # --
 		set -- $1
 		shift 2  # bats --tap
@@ -139,18 +145,25 @@ fake_runner() {
 	grep -q '^vm-debug\.[12]: vm: FAIL: kernel WARNING: made up' <<<"$output"
 }
 
-@test "debug-exclude: a listed suite runs on the normal kernel only, named with its reason" {
+@test "debug-kmemleak-off: a listed suite's debug run boots with kmemleak off, named with its reason" {
 	fake_runner
-	printf '# comment\nb.bats  too slow there\n' >"$T/selftests/debug-exclude"
+	printf '# comment\nb.bats  too slow there\n' >"$T/selftests/debug-kmemleak-off"
 	plan 2
 	[ "$status" -eq 0 ]
 	got=$(for w in 1 2; do run_suites "vm-debug.$w"; done | sort | tr '\n' ' ')
 	[ "$got" = "a.bats c.bats d.bats e.bats " ]
+	got=$(for w in 1 2; do run_suites "vm-debug-nokmemleak.$w"; done | tr '\n' ' ')
+	[ "$got" = "b.bats " ]
 	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
 	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
-	grep -qx 'not on the debug kernel: b.bats: too slow there' <<<"$output"
+	grep -qx 'debug kernel with kmemleak=off: b.bats: too slow there' <<<"$output"
 	CHECK_JOBS=2 run "$T/tools/check" vm vm-debug
+	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "${lines[-2]}" = "not run on the debug kernel (selftests/debug-exclude): b.bats" ]
-	[ "${lines[-1]}" = "9 passed, 0 failed" ]
+	# b.bats ran once per kernel: normal, and debug with kmemleak off
+	[ "$(grep -c "^\[vm\.[12]\] ok [0-9]* normal selftests/b.bats" <<<"$output")" = 1 ]
+	[ "$(grep -c "^\[vm-debug-nokmemleak\.[12]\] ok [0-9]* debug-nokmemleak selftests/b.bats" <<<"$output")" = 1 ]
+	! grep -q "^\[vm-debug\.[12]\] ok [0-9]* debug selftests/b.bats" <<<"$output"
+	[ "${lines[-2]}" = "run on the debug kernel with kmemleak=off (selftests/debug-kmemleak-off): b.bats" ]
+	[ "${lines[-1]}" = "10 passed, 0 failed" ]
 }

@@ -46,12 +46,21 @@ kmsg_check() {
 	return 1
 }
 
-# On kernels with kmemleak: scan now and fail on any new suspected leak.
+# True when kmemleak tracks allocations: the kernel has it and was not
+# booted with kmemleak=off (tools/vm/run --no-kmemleak).
+kmemleak_active() {
+	local cmdline
+	[ -w /sys/kernel/debug/kmemleak ] || return 1
+	read -r cmdline </proc/cmdline
+	[[ " $cmdline " != *" kmemleak=off "* ]]
+}
+
+# Where kmemleak is active: scan now and fail on any new suspected leak.
 # kmemleak ignores objects younger than 5 s, so a test that wants its own
 # leaks caught waits for that before calling this.
 kmemleak_check() {
 	local f=/sys/kernel/debug/kmemleak leaks
-	[ -w "$f" ] || return 0
+	kmemleak_active || return 0
 	echo scan >"$f"
 	leaks=$(cat "$f")
 	[ -z "$leaks" ] && return 0
