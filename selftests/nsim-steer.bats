@@ -133,7 +133,7 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 	ethb -X "$DEVB" equal 3
 	run ethb -x "$DEVB"
 	[[ $output == *"RSS hash function:"* && $output == *"toeplitz: on"* ]]
-	! grep -Eq '^ +[0-9]+: .*\b3\b' <<<"$output"
+	[ "$(grep -Ec '^ +[0-9]+: .*\b3\b' <<<"$output")" -eq 0 ]
 	read -r b0 b1 b2 b3 < <(rxq_packets)
 	for port in 5010 5011 5012 5013 5014 5015 5016 5017; do
 		xfer_start "$NSB" $port 0 512K
@@ -154,11 +154,11 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 @test "RSS: weight and start build the table ethtool asks for" {
 	ethb -X "$DEVB" weight 1 0 0 1
 	run ethb -x "$DEVB"
-	! grep -Eq '^ +[0-9]+: .*\b[12]\b' <<<"$output"
+	[ "$(grep -Ec '^ +[0-9]+: .*\b[12]\b' <<<"$output")" -eq 0 ]
 	grep -Eq '^ +0: +0 +0 ' <<<"$output"
 	ethb -X "$DEVB" start 2 equal 2
 	run ethb -x "$DEVB"
-	! grep -Eq '^ +[0-9]+: .*\b[01]\b' <<<"$output"
+	[ "$(grep -Ec '^ +[0-9]+: .*\b[01]\b' <<<"$output")" -eq 0 ]
 	ethb -X "$DEVB" default
 	run ethb -x "$DEVB"
 	grep -Eq '^ +0: +0 +1 +2 +3 ' <<<"$output"

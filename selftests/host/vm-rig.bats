@@ -23,8 +23,10 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 
 @test "guest exit status comes back: 3, through make vm too" {
 	run "$RUN" -- 'exit 3'
+	echo "$output"
 	[ "$status" -eq 3 ]
 	run make -s -C "$REPO" vm CMD='echo "it is $(uname -r)"; exit 3'
+	echo "$output"
 	[ "$status" -eq 3 ]
 	[[ $output == *"it is 6.1."* ]]
 }
