@@ -4,15 +4,18 @@
 # Build our 6.1 kernel: Debian's linux-source-6.1 plus the files and patches
 # kept in net/, drivers/ and uapi/.
 #
-#   tools/kernel/build.sh [normal|debug|prepare]
+#   tools/kernel/build.sh [normal|debug|prepare|headers [ARCH]]
 #
 # prepare only brings src/ up to date (base + our files + our patches).
+# headers installs the tree's uapi headers for ARCH (default x86) into
+# headers/ARCH/include: what user space builds against.
 #
 # Layout under $BUILD (default: <repo>/build/kernel):
 #   base/        pristine extract of the tarball (never modified)
 #   src/         working tree = base + our files + our patches
 #   obj/         O= output of the normal kernel
 #   obj-debug/   O= output of the debug kernel
+#   headers/     installed uapi headers, per architecture
 #
 # Everything is incremental: the tarball is extracted once per base version,
 # only files whose contents (patched files) or size/mtime (our own files)
@@ -35,11 +38,15 @@ say() { echo "kernel: $*"; }
 
 case $FLAVOUR in
 prepare) ;;
+headers) HDR_ARCH=${2:-x86}
+	case $HDR_ARCH in
+	''|*[!a-z0-9_]*) die "bad architecture '$HDR_ARCH'" ;;
+	esac ;;
 normal) OBJ=$BUILD/obj; FRAGMENTS=("$REPO/tools/kernel/config/base.config") ;;
 debug)  OBJ=$BUILD/obj-debug
 	FRAGMENTS=("$REPO/tools/kernel/config/base.config"
 		   "$REPO/tools/kernel/config/debug.config") ;;
-*) die "unknown flavour '$FLAVOUR' (normal, debug or prepare)" ;;
+*) die "unknown flavour '$FLAVOUR' (normal, debug, prepare or headers)" ;;
 esac
 
 [ -r "$TARBALL" ] || die "$TARBALL missing: run 'make deps' (package linux-source-6.1)"
@@ -206,6 +213,14 @@ printf '%s\n' "${MANAGED[@]}" >"$BUILD/managed.list"
 rm -rf "$STAGE"
 say "base: Linux $BASE_VERSION from linux-source-6.1 $PKG_VERSION; ${#PATCHES[@]} patch(es), $changed file(s) updated"
 [ "$FLAVOUR" = prepare ] && exit 0
+if [ "$FLAVOUR" = headers ]; then
+	[ -d "$BUILD/src/arch/$HDR_ARCH" ] || die "no architecture '$HDR_ARCH' in the tree"
+	hdr=$BUILD/headers/$HDR_ARCH
+	make -C "$BUILD/src" O="$BUILD/hdr-obj-$HDR_ARCH" ARCH="$HDR_ARCH" -s \
+		HOSTCC="ccache gcc" INSTALL_HDR_PATH="$hdr" headers_install
+	say "installed $HDR_ARCH uapi headers: ${hdr#"$REPO"/}/include"
+	exit 0
+fi
 
 # --- 4. config -----------------------------------------------------------------
 KMAKE=(make -C "$BUILD/src" O="$OBJ" -j"$JOBS" -s

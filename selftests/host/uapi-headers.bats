@@ -1,0 +1,57 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The device-memory TCP user ABI in our tree's uapi headers: installed
+# with `make headers`, a user-space build on this host (whose own headers
+# lack it) gets mainline's numbers and layouts; the architectures that
+# number socket options themselves carry mainline's values too.
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+HDR=$REPO/build/kernel/headers/x86/include
+SRC=$REPO/build/kernel/src
+PROG=$BATS_TEST_DIRNAME/fixtures/devmem-abi.c
+
+setup_file() {
+	make -C "$REPO" -s headers >/dev/null
+}
+
+@test "a program using the devmem ABI builds against the installed headers" {
+	gcc -Wall -Werror -I "$HDR" -o "$BATS_TEST_TMPDIR/abi" "$PROG"
+	run "$BATS_TEST_TMPDIR/abi"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "SO_DEVMEM_LINEAR=78 SO_DEVMEM_DMABUF=79 SO_DEVMEM_DONTNEED=80" ]
+	[ "${lines[1]}" = "netdev version 1, bind-rx 13" ]
+}
+
+@test "the host's own headers lack it, so the build above used ours" {
+	if printf '#include <sys/socket.h>\nint x = SO_DEVMEM_DONTNEED;\n' |
+		gcc -x c -c -o /dev/null - 2>/dev/null; then
+		skip "this host's own headers already have the devmem ABI"
+	fi
+	run gcc -Wall -o "$BATS_TEST_TMPDIR/abi" "$PROG"
+	[ "$status" -ne 0 ]
+}
+
+@test "MSG_SOCK_DEVMEM stays out of the uapi headers, as in mainline" {
+	[ -z "$(grep -rlE "define[[:space:]]+MSG_SOCK_DEVMEM" "$HDR")" ]
+	grep -q '^#define MSG_SOCK_DEVMEM 0x2000000' "$SRC/include/linux/socket.h"
+}
+
+# socket-option values one architecture's uapi asm/socket.h defines
+devmem_opts() {
+	awk '$1 == "#define" && $2 ~ /^(SO|SCM)_DEVMEM_/ { printf "%s=%s ", $2, $3 }' \
+		"$SRC/arch/$1/include/uapi/asm/socket.h"
+}
+
+@test "alpha, mips, parisc and sparc number the options as mainline does" {
+	same="SO_DEVMEM_LINEAR=78 SCM_DEVMEM_LINEAR=SO_DEVMEM_LINEAR SO_DEVMEM_DMABUF=79 SCM_DEVMEM_DMABUF=SO_DEVMEM_DMABUF SO_DEVMEM_DONTNEED=80 "
+	[ "$(devmem_opts alpha)" = "$same" ]
+	[ "$(devmem_opts mips)" = "$same" ]
+	[ "$(devmem_opts parisc)" = "SO_DEVMEM_LINEAR=0x404E SCM_DEVMEM_LINEAR=SO_DEVMEM_LINEAR SO_DEVMEM_DMABUF=0x404F SCM_DEVMEM_DMABUF=SO_DEVMEM_DMABUF SO_DEVMEM_DONTNEED=0x4050 " ]
+	[ "$(devmem_opts sparc)" = "SO_DEVMEM_LINEAR=0x0057 SCM_DEVMEM_LINEAR=SO_DEVMEM_LINEAR SO_DEVMEM_DMABUF=0x0058 SCM_DEVMEM_DMABUF=SO_DEVMEM_DMABUF SO_DEVMEM_DONTNEED=0x0059 " ]
+	# every other architecture takes asm-generic's
+	for a in "$SRC"/arch/*/include/uapi/asm/socket.h; do
+		case $a in */alpha/* | */mips/* | */parisc/* | */sparc/*) continue ;; esac
+		grep -q 'asm-generic/socket.h' "$a"
+	done
+}
