@@ -17,16 +17,17 @@ $(RUN_EXIT_SO): tools/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug tools vm check demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools vm check demo bench clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel tools
 
 # Userspace helpers: tools/<name>/*.c -> build/bin/<name>. They run in the
 # VM from the shared repository, so they link only against the host's libc.
-TOOLS := tcpxfer tcp-data-split udpsink
+TOOLS := tcpxfer tcp-data-split udpsink netdev-nl
 TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
-TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
+# uapi/: our new uapi headers (linux/netdev.h) before the host's.
+TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(REPO)/uapi
 
 tools: $(TOOL_BINS)
 
@@ -43,6 +44,7 @@ help:
 	@echo "make kernel        build the test kernel (build/kernel/obj)"
 	@echo "make tools         build the userspace helpers (build/bin)"
 	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
+	@echo "make headers       install the tree's uapi headers (build/kernel/headers/x86/include)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
 	@echo "make check         host tests, then every selftests/*.bats in the VM on both kernels"
 	@echo "make bench         netdevsim pair vs veth TCP throughput in the VM (BENCH_ARGS=...)"
@@ -60,6 +62,10 @@ kernel: ensure-deps
 
 kernel-debug: ensure-deps
 	@tools/kernel/build.sh debug
+
+# The tree's uapi headers, installed: build/kernel/headers/x86/include.
+headers: ensure-deps
+	@tools/kernel/build.sh headers
 
 VM_ARGS := $(if $(filter-out 0,$(DEBUG)),--debug)
 VM_KERNEL := $(BUILD)/kernel/$(if $(VM_ARGS),obj-debug,obj)/arch/x86/boot/bzImage

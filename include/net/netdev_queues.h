@@ -12,6 +12,7 @@
 #define _NET_NETDEV_QUEUES_H
 
 #include <linux/netdevice.h>
+#include <uapi/linux/netdev.h>
 
 /**
  * struct netdev_queue_mgmt_ops - rebuild one rx queue in place
@@ -38,5 +39,26 @@ struct netdev_queue_mgmt_ops {
 };
 
 int netdev_rx_queue_restart(struct net_device *dev, unsigned int rxq_idx);
+
+/**
+ * netif_queue_set_napi - record which NAPI instance serves a queue
+ * @dev: the device
+ * @idx: queue index, below dev->num_rx_queues or dev->num_tx_queues
+ * @type: NETDEV_QUEUE_TYPE_RX or NETDEV_QUEUE_TYPE_TX
+ * @napi: the NAPI instance, or NULL to forget it
+ *
+ * The netdev family's queue-get reports the instance's id. Call under
+ * rtnl_lock, or before the device is registered.
+ */
+static inline void netif_queue_set_napi(struct net_device *dev,
+					unsigned int idx,
+					enum netdev_queue_type type,
+					struct napi_struct *napi)
+{
+	if (type == NETDEV_QUEUE_TYPE_RX)
+		__netif_get_rx_queue(dev, idx)->napi = napi;
+	else
+		netdev_get_tx_queue(dev, idx)->napi = napi;
+}
 
 #endif /* _NET_NETDEV_QUEUES_H */

@@ -569,6 +569,7 @@ int nsim_dp_init(struct netdevsim *ns)
 		skb_queue_head_init(&rq->backlog);
 		u64_stats_init(&rq->stats.syncp);
 		netif_napi_add(dev, &rq->napi, nsim_rq_poll);
+		netif_queue_set_napi(dev, i, NETDEV_QUEUE_TYPE_RX, &rq->napi);
 	}
 	ns->dp.ring_size = NSIM_RING_DEFAULT;
 	dev->queue_mgmt_ops = &nsim_queue_mgmt_ops;
@@ -583,6 +584,7 @@ void nsim_dp_uninit(struct netdevsim *ns)
 	nsim_steer_uninit(ns);
 	for (i = 0; i < ns->dp.num_rqs; i++) {
 		nsim_rq_release_held(&ns->dp.rqs[i]);
+		netif_queue_set_napi(ns->netdev, i, NETDEV_QUEUE_TYPE_RX, NULL);
 		netif_napi_del(&ns->dp.rqs[i].napi);
 	}
 	kfree(ns->dp.rqs);

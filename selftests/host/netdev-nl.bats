@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/netdev-nl on the host: usage errors, and, where the host's own
+# kernel has mainline's "netdev" family, that the tool speaks its ABI.
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)
+NL=$REPO/build/bin/netdev-nl
+
+setup_file() {
+	make -C "$REPO" "$NL"
+}
+
+@test "usage errors exit 2 and say why" {
+	run "$NL"
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: no command (see --help)" ]
+	run "$NL" frob
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: unknown command 'frob' (see --help)" ]
+	run "$NL" dev-get 1 2
+	[ "$status" -eq 2 ]
+	run "$NL" dev-get x
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: bad ifindex 'x' (see --help)" ]
+	run "$NL" queue-get 1 rx
+	[ "$status" -eq 2 ]
+	run "$NL" queue-get 1 up 0
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: queue type must be rx or tx, not 'up' (see --help)" ]
+	run "$NL" raw
+	[ "$status" -eq 2 ]
+	run "$NL" raw 256
+	[ "$status" -eq 2 ]
+	run "$NL" raw 1 u32:1
+	[ "$status" -eq 2 ]
+	run "$NL" raw 1 u8:1=256
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: bad u8 '256' (see --help)" ]
+	run "$NL" raw 1 s32:1=5
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: unknown attribute type 's32' (see --help)" ]
+	run "$NL" --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Usage: netdev-nl COMMAND [ARGS]" ]
+}
+
+# The host's kernel, when it is a mainline one with the family: the same
+# requests the VM suite sends get mainline's answers.
+@test "against the host's mainline kernel: dumps work, a bad request gets EINVAL" {
+	run "$NL" dev-get
+	if [[ $output == *'has no "netdev" genetlink family'* ]]; then
+		skip "the host kernel ($(uname -r)) has no netdev family"
+	fi
+	[ "$status" -eq 0 ]
+	grep -q '^dev ifindex=1\( \|$\)' <<<"$output"
+	run "$NL" queue-get 1
+	[ "$status" -eq 0 ]
+	grep -q '^queue id=0 type=rx ifindex=1' <<<"$output"
+	run "$NL" raw 1
+	[ "$status" -eq 1 ]
+	[[ $output == "Error: Invalid argument"*"(missing attribute 1)" ]]
+}

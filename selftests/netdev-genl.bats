@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The "netdev" generic netlink family: dev-get and queue-get, do and dump,
+# per network namespace, and every malformed request refused with its
+# errno and an extack message (build/bin/netdev-nl prints them).
+
+load lib/vm
+load lib/nsim
+
+test_setup() { NSIM_NO_IPV6=1 nsim_pair 4; }
+test_teardown() { nsim_cleanup; }
+
+nl() { in_ns "$1" "$BIN/netdev-nl" "${@:2}"; }
+
+ENODEV="Error: No such device: no network device with this ifindex"
+
+@test "dev-get: a dump lists exactly the namespace's devices" {
+	run nl "$NSB" dev-get
+	echo "$output"
+	[ "$status" -eq 0 ]
+	want=$(ip -n "$NSB" -o link show | awk -F: '{ print "dev ifindex=" $1 }' | sort)
+	[ "$(sort <<<"$output")" = "$want" ]
+	grep -qx "dev ifindex=$IFB" <<<"$output"
+	[ "$(grep -cx "dev ifindex=$IFA" <<<"$output")" -eq 0 ]
+}
+
+@test "dev-get: one device by ifindex; unknown, 0 and missing are refused" {
+	run nl "$NSB" dev-get "$IFB"
+	[ "$status" -eq 0 ]
+	[ "$output" = "dev ifindex=$IFB" ]
+	# IFA lives in the other namespace only
+	[ "$IFA" != "$IFB" ]
+	run nl "$NSB" dev-get "$IFA"
+	[ "$status" -eq 1 ]
+	[ "$output" = "$ENODEV" ]
+	run nl "$NSB" dev-get 0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Numerical result out of range: integer out of range" ]
+	run nl "$NSB" raw 1
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: ifindex is required (missing attribute 1)" ]
+}
+
+@test "queue-get: a dump shows every rx and tx queue, rx with its own NAPI" {
+	run nl "$NSB" queue-get "$IFB"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 8 ]
+	declare -A napi
+	for q in 0 1 2 3; do
+		re="^queue id=$q type=rx ifindex=$IFB napi-id=([0-9]+)\$"
+		[[ ${lines[q]} =~ $re ]]
+		napi[${BASH_REMATCH[1]}]=1
+		[ "${lines[q + 4]}" = "queue id=$q type=tx ifindex=$IFB" ]
+	done
+	# four distinct NAPI ids, above the CPU ids that busy polling reserves
+	[ "${#napi[@]}" -eq 4 ]
+	for id in "${!napi[@]}"; do [ "$id" -gt 8 ]; done
+	# without a filter: lo's queues too, and the same lines for the port
+	run nl "$NSB" queue-get
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "ifindex=$IFB\( \|\$\)" <<<"$output")" -eq 8 ]
+	[ "$(grep -c "ifindex=1\( \|\$\)" <<<"$output")" -eq 2 ]
+}
+
+@test "queue-get: one queue by id and type; the napi-id matches the dump" {
+	run nl "$NSB" queue-get "$IFB"
+	dump=$output
+	for q in 0 3; do
+		run nl "$NSB" queue-get "$IFB" rx "$q"
+		[ "$status" -eq 0 ]
+		[ "$output" = "$(grep "^queue id=$q type=rx ifindex=$IFB " <<<"$dump")" ]
+		run nl "$NSB" queue-get "$IFB" tx "$q"
+		[ "$status" -eq 0 ]
+		[ "$output" = "queue id=$q type=tx ifindex=$IFB" ]
+	done
+}
+
+@test "queue-get: a device that is down has no queues in a dump, but answers a do" {
+	ip -n "$NSB" link set "$DEVB" down
+	run nl "$NSB" queue-get "$IFB"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run nl "$NSB" queue-get "$IFB" rx 1
+	[ "$status" -eq 0 ]
+	[[ $output == "queue id=1 type=rx ifindex=$IFB"* ]]
+}
+
+@test "queue-get: channels set the range of valid ids" {
+	in_ns "$NSB" ethtool -L "$DEVB" combined 2
+	run nl "$NSB" queue-get "$IFB"
+	[ "${#lines[@]}" -eq 4 ]
+	run nl "$NSB" queue-get "$IFB" rx 2
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: no queue with this id and type on the device" ]
+	run nl "$NSB" queue-get "$IFB" tx 2
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: no queue with this id and type on the device" ]
+}
+
+@test "queue-get: bad requests fail with their errno and an extack message" {
+	# unknown device, also as a dump filter
+	run nl "$NSB" queue-get "$IFA" rx 0
+	[ "$status" -eq 1 ]
+	[ "$output" = "$ENODEV" ]
+	run nl "$NSB" queue-get "$IFA"
+	[ "$status" -eq 1 ]
+	[ "$output" = "$ENODEV" ]
+	# type beyond tx (the policy's maximum)
+	run nl "$NSB" raw 10 "u32:2=$IFB" u32:3=2 u32:1=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Numerical result out of range: integer out of range" ]
+	# each of ifindex (2), type (3) and id (1) missing in turn
+	run nl "$NSB" raw 10 u32:3=0 u32:1=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: ifindex is required (missing attribute 2)" ]
+	run nl "$NSB" raw 10 "u32:2=$IFB" u32:1=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: queue type is required (missing attribute 3)" ]
+	run nl "$NSB" raw 10 "u32:2=$IFB" u32:3=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: queue id is required (missing attribute 1)" ]
+	# a u32 attribute that is one byte long
+	run nl "$NSB" raw 10 "u32:2=$IFB" u32:3=0 u8:1=0
+	[ "$status" -eq 1 ]
+	[[ $output == "Error: Invalid argument"* ]]
+}
+
+@test "strict validation: unknown attributes and commands are refused" {
+	run nl "$NSB" raw 1 "u32:1=$IFB" u32:9=1
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: Unknown attribute type" ]
+	# napi-get (11) and qstats-get (12) are numbered but not implemented
+	for cmd in 11 12 14 200; do
+		run nl "$NSB" raw "$cmd"
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: Operation not supported" ]
+	done
+}

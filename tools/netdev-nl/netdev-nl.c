@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * netdev-nl: talk to the kernel's "netdev" generic netlink family with
+ * nothing but libc, for the tests: named commands print one line per
+ * object, and "raw" sends any command with any attributes, so that tests
+ * can feed the kernel malformed requests and check the errno and extack.
+ *
+ * Built against our uapi headers (uapi/linux/netdev.h), not the host's.
+ */
+#include <errno.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/netdev.h>
+
+#define BUF_SIZE	(64 * 1024)
+#define MAX_ATTRS	32
+
+static const char *progname = "netdev-nl";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: netdev-nl COMMAND [ARGS]\n"
+"\n"
+"Commands (the current network namespace's devices):\n"
+"  dev-get [IFINDEX]               one device, or all of them\n"
+"  queue-get [IFINDEX [rx|tx ID]]  one queue with all three; else every\n"
+"                                  queue (of IFINDEX); queues of devices\n"
+"                                  that are down are not listed\n"
+"  raw [--dump] CMD [ATTR...]      send command number CMD with attributes\n"
+"                                  TYPE:NUMBER=VALUE, TYPE one of u8, u16,\n"
+"                                  u32, u64, str, flag (no =VALUE)\n"
+"\n"
+"Each reply prints as one line: the command, then NAME=VALUE for each\n"
+"attribute (attrN=0xHEX for attributes without a name here).\n"
+"\n"
+"Exit status: 0 on success; 1 when the kernel refuses the request, with\n"
+"\"Error: <strerror>: <extack message>\" on standard error (and the\n"
+"missing attribute's number, when the kernel names one); 2 on a usage\n"
+"error.\n");
+}
+
+static void __attribute__((format(printf, 1, 2), noreturn))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see --help)\n", stderr);
+	exit(2);
+}
+
+static void __attribute__((noreturn)) sys_fatal(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", progname, what, strerror(errno));
+	exit(1);
+}
+
+struct nl {
+	int fd;
+	uint32_t seq;
+	uint16_t family;
+	char buf[BUF_SIZE] __attribute__((aligned(NLMSG_ALIGNTO)));
+};
+
+/* A request under construction in a fixed buffer. */
+struct req {
+	struct nlmsghdr nlh;
+	struct genlmsghdr genl;
+	char attrs[4096];
+} __attribute__((aligned(NLMSG_ALIGNTO)));
+
+static void put_attr(struct req *r, uint16_t type, const void *data,
+		     size_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)r + r->nlh.nlmsg_len);
+	size_t total = NLA_HDRLEN + len;
+
+	if (r->nlh.nlmsg_len + NLA_ALIGN(total) > sizeof(*r))
+		usage_error("request too long");
+	a->nla_type = type;
+	a->nla_len = total;
+	if (len)
+		memcpy((char *)a + NLA_HDRLEN, data, len);
+	memset((char *)a + total, 0, NLA_ALIGN(total) - total);
+	r->nlh.nlmsg_len += NLA_ALIGN(total);
+}
+
+static void put_u32(struct req *r, uint16_t type, uint32_t v)
+{
+	put_attr(r, type, &v, sizeof(v));
+}
+
+static void req_init(struct req *r, uint16_t family, uint8_t cmd, int dump)
+{
+	memset(r, 0, sizeof(*r));
+	r->nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r->nlh.nlmsg_type = family;
+	r->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | (dump ? NLM_F_DUMP : 0);
+	r->genl.cmd = cmd;
+	r->genl.version = 1;
+}
+
+/* Attributes of a reply message, indexed by type (0 when absent). */
+static int parse_attrs(const struct nlmsghdr *nlh, size_t hdrlen,
+		       const struct nlattr **tb, int max)
+{
+	const char *p = (const char *)NLMSG_DATA(nlh) + hdrlen;
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+
+	memset(tb, 0, sizeof(*tb) * (max + 1));
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+		int type = a->nla_type & NLA_TYPE_MASK;
+
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			return -1;
+		if (type <= max)
+			tb[type] = a;
+		p += NLA_ALIGN(a->nla_len);
+	}
+	return 0;
+}
+
+static const void *attr_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
+static unsigned int attr_len(const struct nlattr *a)
+{
+	return a->nla_len - NLA_HDRLEN;
+}
+
+/* An integer attribute of 1, 2, 4 or 8 bytes. */
+static int attr_uint(const struct nlattr *a, unsigned long long *v)
+{
+	switch (attr_len(a)) {
+	case 1: *v = *(const uint8_t *)attr_data(a); return 0;
+	case 2: *v = *(const uint16_t *)attr_data(a); return 0;
+	case 4: *v = *(const uint32_t *)attr_data(a); return 0;
+	case 8: memcpy(v, attr_data(a), 8); return 0;
+	}
+	return -1;
+}
+
+/* Report the kernel's error message: errno, extack text, missing attr. */
+static int report_error(const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nlh);
+	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	size_t hdr = sizeof(*e);
+	unsigned long long miss;
+
+	if (!e->error)
+		return 0;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		hdr += e->msg.nlmsg_len - sizeof(e->msg);
+	fprintf(stderr, "Error: %s", strerror(-e->error));
+	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) &&
+	    !parse_attrs(nlh, hdr, tb, NLMSGERR_ATTR_MAX)) {
+		if (tb[NLMSGERR_ATTR_MSG])
+			fprintf(stderr, ": %.*s", (int)attr_len(tb[NLMSGERR_ATTR_MSG]),
+				(const char *)attr_data(tb[NLMSGERR_ATTR_MSG]));
+		if (tb[NLMSGERR_ATTR_MISS_TYPE] &&
+		    !attr_uint(tb[NLMSGERR_ATTR_MISS_TYPE], &miss))
+			fprintf(stderr, " (missing attribute %llu)", miss);
+	}
+	fputc('\n', stderr);
+	return e->error;
+}
+
+/* The end of a dump: an int error, then (with extack) its TLVs. */
+static int report_done(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	int err = *(const int *)NLMSG_DATA(nlh);
+
+	if (!err)
+		return 0;
+	fprintf(stderr, "Error: %s", strerror(-err));
+	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) &&
+	    !parse_attrs(nlh, sizeof(int), tb, NLMSGERR_ATTR_MAX) &&
+	    tb[NLMSGERR_ATTR_MSG])
+		fprintf(stderr, ": %.*s", (int)attr_len(tb[NLMSGERR_ATTR_MSG]),
+			(const char *)attr_data(tb[NLMSGERR_ATTR_MSG]));
+	fputc('\n', stderr);
+	return err;
+}
+
+typedef void (*print_fn)(const struct nlmsghdr *nlh);
+
+/* Send R and read replies until the ack (or the end of a dump), calling
+ * PRINT for each message. Returns 0 or the kernel's -errno.
+ */
+static int transact(struct nl *nl, struct req *r, print_fn print)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	r->nlh.nlmsg_seq = ++nl->seq;
+	if (sendto(nl->fd, r, r->nlh.nlmsg_len, 0, (struct sockaddr *)&sa,
+		   sizeof(sa)) < 0)
+		sys_fatal("sendto");
+	for (;;) {
+		ssize_t n = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
+		struct nlmsghdr *nlh;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			sys_fatal("recv");
+		}
+		for (nlh = (struct nlmsghdr *)nl->buf; NLMSG_OK(nlh, n);
+		     nlh = NLMSG_NEXT(nlh, n)) {
+			if (nlh->nlmsg_seq != nl->seq)
+				continue;
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				return report_error(nlh);
+			/* a dump ends with DONE (no ack follows) */
+			if (nlh->nlmsg_type == NLMSG_DONE)
+				return report_done(nlh);
+			if (print)
+				print(nlh);
+		}
+	}
+}
+
+static void get_family(struct nl *nl)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	unsigned long long id;
+	struct req r;
+	ssize_t n;
+	struct nlmsghdr *nlh;
+
+	req_init(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
+	r.nlh.nlmsg_flags = NLM_F_REQUEST;
+	put_attr(&r, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME,
+		 sizeof(NETDEV_FAMILY_NAME));
+	r.nlh.nlmsg_seq = ++nl->seq;
+	if (send(nl->fd, &r, r.nlh.nlmsg_len, 0) < 0)
+		sys_fatal("send");
+	n = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
+	if (n < 0)
+		sys_fatal("recv");
+	nlh = (struct nlmsghdr *)nl->buf;
+	if (!NLMSG_OK(nlh, n))
+		sys_fatal("short reply");
+	if (nlh->nlmsg_type == NLMSG_ERROR) {
+		fprintf(stderr, "%s: this kernel has no \"%s\" genetlink family\n",
+			progname, NETDEV_FAMILY_NAME);
+		exit(1);
+	}
+	if (parse_attrs(nlh, GENL_HDRLEN, tb, CTRL_ATTR_MAX) ||
+	    !tb[CTRL_ATTR_FAMILY_ID] || attr_uint(tb[CTRL_ATTR_FAMILY_ID], &id)) {
+		errno = EPROTO;
+		sys_fatal("family lookup");
+	}
+	nl->family = id;
+}
+
+static void nl_open(struct nl *nl)
+{
+	int one = 1;
+
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (nl->fd < 0)
+		sys_fatal("socket");
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl->seq = 0;
+	get_family(nl);
+}
+
+/* Attribute names per command, by number; NULL: print as attrN. */
+static const char *const dev_names[NETDEV_A_DEV_MAX + 1] = {
+	[NETDEV_A_DEV_IFINDEX] = "ifindex",
+};
+
+static const char *const queue_names[NETDEV_A_QUEUE_MAX + 1] = {
+	[NETDEV_A_QUEUE_ID] = "id",
+	[NETDEV_A_QUEUE_IFINDEX] = "ifindex",
+	[NETDEV_A_QUEUE_TYPE] = "type",
+	[NETDEV_A_QUEUE_NAPI_ID] = "napi-id",
+	[NETDEV_A_QUEUE_DMABUF] = "dmabuf",
+};
+
+static const char *const pp_names[NETDEV_A_PAGE_POOL_MAX + 1] = {
+	[NETDEV_A_PAGE_POOL_ID] = "id",
+	[NETDEV_A_PAGE_POOL_IFINDEX] = "ifindex",
+	[NETDEV_A_PAGE_POOL_NAPI_ID] = "napi-id",
+	[NETDEV_A_PAGE_POOL_INFLIGHT] = "inflight",
+	[NETDEV_A_PAGE_POOL_INFLIGHT_MEM] = "inflight-mem",
+	[NETDEV_A_PAGE_POOL_DETACH_TIME] = "detach-time",
+	[NETDEV_A_PAGE_POOL_DMABUF] = "dmabuf",
+};
+
+static const char *const dmabuf_names[NETDEV_A_DMABUF_MAX + 1] = {
+	[NETDEV_A_DMABUF_ID] = "id",
+};
+
+static const struct {
+	const char *name;
+	const char *const *attrs;
+	int max;
+} cmds[NETDEV_CMD_MAX + 1] = {
+	[NETDEV_CMD_DEV_GET] = { "dev", dev_names, NETDEV_A_DEV_MAX },
+	[NETDEV_CMD_PAGE_POOL_GET] = { "page-pool", pp_names,
+				       NETDEV_A_PAGE_POOL_MAX },
+	[NETDEV_CMD_QUEUE_GET] = { "queue", queue_names, NETDEV_A_QUEUE_MAX },
+	[NETDEV_CMD_BIND_RX] = { "bind-rx", dmabuf_names,
+				 NETDEV_A_DMABUF_MAX },
+};
+
+static void print_msg(const struct nlmsghdr *nlh)
+{
+	const struct genlmsghdr *g = NLMSG_DATA(nlh);
+	const char *p = (const char *)g + GENL_HDRLEN;
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+	const char *const *names = NULL;
+	int max = -1;
+
+	if (g->cmd <= NETDEV_CMD_MAX && cmds[g->cmd].name) {
+		printf("%s", cmds[g->cmd].name);
+		names = cmds[g->cmd].attrs;
+		max = cmds[g->cmd].max;
+	} else {
+		printf("cmd%u", g->cmd);
+	}
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+		int type = a->nla_type & NLA_TYPE_MASK;
+		unsigned long long v;
+		unsigned int i;
+
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			break;
+		if (type <= max && names[type] && !attr_uint(a, &v)) {
+			if (!strcmp(names[type], "type"))
+				printf(" type=%s", v == NETDEV_QUEUE_TYPE_RX ?
+				       "rx" : v == NETDEV_QUEUE_TYPE_TX ? "tx" :
+				       "?");
+			else
+				printf(" %s=%llu", names[type], v);
+		} else {
+			printf(" attr%d=0x", type);
+			for (i = 0; i < attr_len(a); i++)
+				printf("%02x", ((const unsigned char *)attr_data(a))[i]);
+		}
+		p += NLA_ALIGN(a->nla_len);
+	}
+	putchar('\n');
+}
+
+static unsigned long long parse_num(const char *s, unsigned long long max,
+				    const char *what)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v > max)
+		usage_error("bad %s '%s'", what, s);
+	return v;
+}
+
+/* TYPE:NUMBER=VALUE */
+static void put_raw_attr(struct req *r, const char *spec)
+{
+	char type[8];
+	const char *colon = strchr(spec, ':'), *eq;
+	unsigned long long num, v;
+	char numbuf[16];
+
+	if (!colon || colon - spec >= (long)sizeof(type))
+		usage_error("bad attribute '%s'", spec);
+	memcpy(type, spec, colon - spec);
+	type[colon - spec] = 0;
+	eq = strchr(colon + 1, '=');
+	if (!strcmp(type, "flag")) {
+		if (eq)
+			usage_error("flag attribute '%s' takes no value", spec);
+		put_attr(r, parse_num(colon + 1, NLA_TYPE_MASK, "attribute number"),
+			 NULL, 0);
+		return;
+	}
+	if (!eq || eq - colon - 1 >= (long)sizeof(numbuf))
+		usage_error("bad attribute '%s'", spec);
+	memcpy(numbuf, colon + 1, eq - colon - 1);
+	numbuf[eq - colon - 1] = 0;
+	num = parse_num(numbuf, NLA_TYPE_MASK, "attribute number");
+	if (!strcmp(type, "str")) {
+		put_attr(r, num, eq + 1, strlen(eq + 1) + 1);
+	} else if (!strcmp(type, "u8")) {
+		uint8_t x = parse_num(eq + 1, UINT8_MAX, "u8");
+
+		put_attr(r, num, &x, 1);
+	} else if (!strcmp(type, "u16")) {
+		uint16_t x = parse_num(eq + 1, UINT16_MAX, "u16");
+
+		put_attr(r, num, &x, 2);
+	} else if (!strcmp(type, "u32")) {
+		put_u32(r, num, parse_num(eq + 1, UINT32_MAX, "u32"));
+	} else if (!strcmp(type, "u64")) {
+		v = parse_num(eq + 1, UINT64_MAX, "u64");
+		put_attr(r, num, &v, 8);
+	} else {
+		usage_error("unknown attribute type '%s'", type);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct nl nl;
+	static struct req r;
+	const char *cmd;
+	int i, dump;
+
+	if (argc < 2)
+		usage_error("no command");
+	cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		usage(stdout);
+		return 0;
+	}
+
+	if (!strcmp(cmd, "dev-get")) {
+		if (argc > 3)
+			usage_error("dev-get takes at most an ifindex");
+		nl_open(&nl);
+		req_init(&r, nl.family, NETDEV_CMD_DEV_GET, argc == 2);
+		if (argc == 3)
+			put_u32(&r, NETDEV_A_DEV_IFINDEX,
+				parse_num(argv[2], UINT32_MAX, "ifindex"));
+	} else if (!strcmp(cmd, "queue-get")) {
+		if (argc != 2 && argc != 3 && argc != 5)
+			usage_error("queue-get takes nothing, IFINDEX, or IFINDEX rx|tx ID");
+		nl_open(&nl);
+		req_init(&r, nl.family, NETDEV_CMD_QUEUE_GET, argc != 5);
+		if (argc >= 3)
+			put_u32(&r, NETDEV_A_QUEUE_IFINDEX,
+				parse_num(argv[2], UINT32_MAX, "ifindex"));
+		if (argc == 5) {
+			if (strcmp(argv[3], "rx") && strcmp(argv[3], "tx"))
+				usage_error("queue type must be rx or tx, not '%s'",
+					    argv[3]);
+			put_u32(&r, NETDEV_A_QUEUE_TYPE,
+				!strcmp(argv[3], "rx") ? NETDEV_QUEUE_TYPE_RX :
+							NETDEV_QUEUE_TYPE_TX);
+			put_u32(&r, NETDEV_A_QUEUE_ID,
+				parse_num(argv[4], UINT32_MAX, "queue id"));
+		}
+	} else if (!strcmp(cmd, "raw")) {
+		i = 2;
+		dump = i < argc && !strcmp(argv[i], "--dump");
+		i += dump;
+		if (i >= argc)
+			usage_error("raw needs a command number");
+		nl_open(&nl);
+		req_init(&r, nl.family, parse_num(argv[i], 255, "command"),
+			 dump);
+		for (i++; i < argc; i++)
+			put_raw_attr(&r, argv[i]);
+	} else {
+		usage_error("unknown command '%s'", cmd);
+	}
+	return transact(&nl, &r, print_msg) ? 1 : 0;
+}
