@@ -24,7 +24,7 @@ all: kernel tools
 
 # Userspace helpers: tools/<name>/*.c -> build/bin/<name>. They run in the
 # VM from the shared repository, so they link only against the host's libc.
-TOOLS := tcpxfer tcp-data-split udpsink netdev-nl
+TOOLS := tcpxfer tcp-data-split udpsink netdev-nl xdpq
 TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
 # uapi/: our new uapi headers (linux/netdev.h) before the host's.
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(REPO)/uapi

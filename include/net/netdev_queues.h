@@ -39,6 +39,7 @@ struct netdev_queue_mgmt_ops {
 };
 
 int netdev_rx_queue_restart(struct net_device *dev, unsigned int rxq_idx);
+unsigned int dev_get_min_mp_channel_count(struct net_device *dev);
 
 /**
  * netif_queue_set_napi - record which NAPI instance serves a queue

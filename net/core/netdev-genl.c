@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The "netdev" generic netlink family (include/uapi/linux/netdev.h), with
- * mainline's numbering: dev-get and queue-get, do and dump.
+ * mainline's numbering: dev-get, queue-get and page-pool-get (do and
+ * dump), and bind-rx, which binds a dma-buf to rx queues for as long as
+ * the requesting socket stays open (net/core/devmem.c).
  *
  * Everything runs under rtnl_lock, which keeps devices, their queue
  * counts and the queues' NAPI pointers stable while a reply is built.
@@ -16,6 +18,9 @@
 #include <net/netdev_queues.h>
 #include <net/sock.h>
 #include <uapi/linux/netdev.h>
+
+#include "devmem.h"
+#include "page_pool_user.h"
 
 static struct genl_family netdev_nl_family;
 
@@ -40,6 +45,44 @@ static const struct nla_policy netdev_queue_policy[NETDEV_A_QUEUE_TYPE + 1] = {
 	[NETDEV_A_QUEUE_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
 	[NETDEV_A_QUEUE_TYPE] = NLA_POLICY_MAX(NLA_U32, NETDEV_QUEUE_TYPE_TX),
 };
+
+/* A "uint" id: 4 or 8 bytes (checked by the handler). */
+static const struct nla_policy netdev_page_pool_policy[NETDEV_A_PAGE_POOL_ID + 1] = {
+	[NETDEV_A_PAGE_POOL_ID] = NLA_POLICY_MIN_LEN(sizeof(u32)),
+};
+
+/* One queue of a bind-rx request. */
+static const struct nla_policy netdev_queue_id_policy[NETDEV_A_QUEUE_TYPE + 1] = {
+	[NETDEV_A_QUEUE_ID] = { .type = NLA_U32 },
+	[NETDEV_A_QUEUE_TYPE] = NLA_POLICY_MAX(NLA_U32, NETDEV_QUEUE_TYPE_TX),
+};
+
+static const struct nla_policy netdev_bind_rx_policy[NETDEV_A_DMABUF_FD + 1] = {
+	[NETDEV_A_DMABUF_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NETDEV_A_DMABUF_QUEUES] = NLA_POLICY_NESTED(netdev_queue_id_policy),
+	[NETDEV_A_DMABUF_FD] = { .type = NLA_U32 },
+};
+
+/* Answer a do request with the one message @fill builds, under rtnl. */
+static int netdev_nl_reply(struct genl_info *info,
+			   int (*fill)(struct sk_buff *rsp,
+				       struct genl_info *info))
+{
+	struct sk_buff *rsp;
+	int err;
+
+	rsp = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!rsp)
+		return -ENOMEM;
+	rtnl_lock();
+	err = fill(rsp, info);
+	rtnl_unlock();
+	if (err) {
+		nlmsg_free(rsp);
+		return err;
+	}
+	return genlmsg_reply(rsp, info);
+}
 
 /* The device @attr names in the requester's netns, under rtnl. */
 static struct net_device *netdev_nl_dev(struct net *net, struct nlattr *attr,
@@ -87,29 +130,22 @@ static int netdev_nl_dev_fill(struct sk_buff *rsp, struct net_device *dev,
 	return 0;
 }
 
-static int netdev_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
+static int netdev_nl_dev_get_one(struct sk_buff *rsp, struct genl_info *info)
 {
 	struct net_device *dev;
-	struct sk_buff *rsp;
-	int err = -ENODEV;
 
-	if (NETDEV_NL_MISSING(info, NETDEV_A_DEV_IFINDEX, "ifindex is required"))
-		return -EINVAL;
-	rsp = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!rsp)
-		return -ENOMEM;
-	rtnl_lock();
 	dev = netdev_nl_dev(genl_info_net(info),
 			    info->attrs[NETDEV_A_DEV_IFINDEX], info->extack);
-	if (dev)
-		err = netdev_nl_dev_fill(rsp, dev, info->snd_portid,
-					 info->snd_seq, 0);
-	rtnl_unlock();
-	if (err) {
-		nlmsg_free(rsp);
-		return err;
-	}
-	return genlmsg_reply(rsp, info);
+	if (!dev)
+		return -ENODEV;
+	return netdev_nl_dev_fill(rsp, dev, info->snd_portid, info->snd_seq, 0);
+}
+
+static int netdev_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (NETDEV_NL_MISSING(info, NETDEV_A_DEV_IFINDEX, "ifindex is required"))
+		return -EINVAL;
+	return netdev_nl_reply(info, netdev_nl_dev_get_one);
 }
 
 static int netdev_nl_dev_get_dumpit(struct sk_buff *skb,
@@ -147,6 +183,7 @@ static int netdev_nl_queue_fill(struct sk_buff *rsp, struct net_device *dev,
 				int flags)
 {
 	struct napi_struct *napi;
+	u32 binding;
 	void *hdr;
 
 	hdr = genlmsg_put(rsp, portid, seq, &netdev_nl_family, flags,
@@ -161,6 +198,11 @@ static int netdev_nl_queue_fill(struct sk_buff *rsp, struct net_device *dev,
 	if (napi && napi->napi_id >= MIN_NAPI_ID &&
 	    nla_put_u32(rsp, NETDEV_A_QUEUE_NAPI_ID, napi->napi_id))
 		goto nomem;
+	if (type == NETDEV_QUEUE_TYPE_RX) {
+		binding = net_devmem_rxq_binding_id(__netif_get_rx_queue(dev, id));
+		if (binding && nla_put_u32(rsp, NETDEV_A_QUEUE_DMABUF, binding))
+			goto nomem;
+	}
 	genlmsg_end(rsp, hdr);
 	return 0;
 nomem:
@@ -174,43 +216,37 @@ static u32 netdev_nl_queue_count(struct net_device *dev, u32 type)
 					      dev->real_num_tx_queues;
 }
 
+static int netdev_nl_queue_get_one(struct sk_buff *rsp,
+				   struct genl_info *info)
+{
+	u32 id = nla_get_u32(info->attrs[NETDEV_A_QUEUE_ID]);
+	u32 type = nla_get_u32(info->attrs[NETDEV_A_QUEUE_TYPE]);
+	struct net_device *dev;
+
+	dev = netdev_nl_dev(genl_info_net(info),
+			    info->attrs[NETDEV_A_QUEUE_IFINDEX], info->extack);
+	if (!dev)
+		return -ENODEV;
+	if (id >= netdev_nl_queue_count(dev, type)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[NETDEV_A_QUEUE_ID],
+				    "no queue with this id and type on the device");
+		return -EINVAL;
+	}
+	return netdev_nl_queue_fill(rsp, dev, type, id, info->snd_portid,
+				    info->snd_seq, 0);
+}
+
 static int netdev_nl_queue_get_doit(struct sk_buff *skb,
 				    struct genl_info *info)
 {
-	struct net_device *dev;
-	struct sk_buff *rsp;
-	int err = -ENODEV;
-	u32 id, type;
-
 	if (NETDEV_NL_MISSING(info, NETDEV_A_QUEUE_IFINDEX,
 			      "ifindex is required") ||
 	    NETDEV_NL_MISSING(info, NETDEV_A_QUEUE_TYPE,
 			      "queue type is required") ||
 	    NETDEV_NL_MISSING(info, NETDEV_A_QUEUE_ID, "queue id is required"))
 		return -EINVAL;
-	id = nla_get_u32(info->attrs[NETDEV_A_QUEUE_ID]);
-	type = nla_get_u32(info->attrs[NETDEV_A_QUEUE_TYPE]);
-	rsp = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!rsp)
-		return -ENOMEM;
-	rtnl_lock();
-	dev = netdev_nl_dev(genl_info_net(info),
-			    info->attrs[NETDEV_A_QUEUE_IFINDEX], info->extack);
-	if (dev && id >= netdev_nl_queue_count(dev, type)) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    info->attrs[NETDEV_A_QUEUE_ID],
-				    "no queue with this id and type on the device");
-		err = -EINVAL;
-	} else if (dev) {
-		err = netdev_nl_queue_fill(rsp, dev, type, id,
-					   info->snd_portid, info->snd_seq, 0);
-	}
-	rtnl_unlock();
-	if (err) {
-		nlmsg_free(rsp);
-		return err;
-	}
-	return genlmsg_reply(rsp, info);
+	return netdev_nl_reply(info, netdev_nl_queue_get_one);
 }
 
 /* Queues of one device, rx then tx, from where the last part stopped:
@@ -274,6 +310,170 @@ static int netdev_nl_queue_get_dumpit(struct sk_buff *skb,
 	return netdev_nl_dump_ret(skb, err);
 }
 
+static int netdev_nl_page_pool_get_one(struct sk_buff *rsp,
+				       struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[NETDEV_A_PAGE_POOL_ID];
+	struct page_pool_nl_msg msg = {
+		.family = &netdev_nl_family,
+		.portid = info->snd_portid,
+		.seq = info->snd_seq,
+	};
+	u64 id;
+	int err;
+
+	if (nla_len(attr) == sizeof(u32)) {
+		id = nla_get_u32(attr);
+	} else if (nla_len(attr) == sizeof(u64)) {
+		id = nla_get_u64(attr);
+	} else {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "page pool id must be 4 or 8 bytes");
+		return -EINVAL;
+	}
+	err = id > U32_MAX ? -ENOENT :
+	      page_pool_nl_get_one(rsp, genl_info_net(info), id, &msg);
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "no page pool with this id");
+	return err;
+}
+
+static int netdev_nl_page_pool_get_doit(struct sk_buff *skb,
+					struct genl_info *info)
+{
+	if (NETDEV_NL_MISSING(info, NETDEV_A_PAGE_POOL_ID,
+			      "page pool id is required"))
+		return -EINVAL;
+	return netdev_nl_reply(info, netdev_nl_page_pool_get_one);
+}
+
+static int netdev_nl_page_pool_get_dumpit(struct sk_buff *skb,
+					  struct netlink_callback *cb)
+{
+	struct page_pool_nl_msg msg = {
+		.family = &netdev_nl_family,
+		.portid = NETLINK_CB(cb->skb).portid,
+		.seq = cb->nlh->nlmsg_seq,
+		.flags = NLM_F_MULTI,
+	};
+	unsigned long next = cb->args[0];
+	int err;
+
+	err = page_pool_nl_dump(skb, sock_net(skb->sk), &next, &msg);
+	cb->args[0] = next;
+	return netdev_nl_dump_ret(skb, err);
+}
+
+/* Bind every queue of the request, or none. */
+static int netdev_nl_bind_queues(struct net_devmem_dmabuf_binding *binding,
+				 struct genl_info *info)
+{
+	struct nlattr *tb[NETDEV_A_QUEUE_TYPE + 1];
+	struct nlattr *attr;
+	int rem, err;
+
+	nlmsg_for_each_attr(attr, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(attr) != NETDEV_A_DMABUF_QUEUES)
+			continue;
+		err = nla_parse_nested(tb, NETDEV_A_QUEUE_TYPE, attr,
+				       netdev_queue_id_policy, info->extack);
+		if (err)
+			return err;
+		if (NL_REQ_ATTR_CHECK(info->extack, attr, tb,
+				      NETDEV_A_QUEUE_ID)) {
+			NL_SET_ERR_MSG(info->extack, "queue id is required");
+			return -EINVAL;
+		}
+		if (NL_REQ_ATTR_CHECK(info->extack, attr, tb,
+				      NETDEV_A_QUEUE_TYPE)) {
+			NL_SET_ERR_MSG(info->extack, "queue type is required");
+			return -EINVAL;
+		}
+		if (nla_get_u32(tb[NETDEV_A_QUEUE_TYPE]) !=
+		    NETDEV_QUEUE_TYPE_RX) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    tb[NETDEV_A_QUEUE_TYPE],
+					    "only rx queues can be bound to a dma-buf");
+			return -EINVAL;
+		}
+		err = net_devmem_bind_dmabuf_to_queue(binding,
+						      nla_get_u32(tb[NETDEV_A_QUEUE_ID]),
+						      info->extack);
+		if (err) {
+			/* Point at the queue that failed. */
+			info->extack->bad_attr = tb[NETDEV_A_QUEUE_ID];
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int netdev_nl_bind_rx_one(struct sk_buff *rsp, struct genl_info *info)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	struct net_device *dev;
+	void *hdr;
+	int err;
+
+	dev = netdev_nl_dev(genl_info_net(info),
+			    info->attrs[NETDEV_A_DMABUF_IFINDEX], info->extack);
+	if (!dev)
+		return -ENODEV;
+	if (!dev->queue_mgmt_ops) {
+		NL_SET_ERR_MSG(info->extack,
+			       "device cannot restart rx queues, which binding needs");
+		return -EOPNOTSUPP;
+	}
+	if (dev_xdp_prog_count(dev)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "device has an XDP program attached");
+		return -EEXIST;
+	}
+
+	binding = net_devmem_bind_dmabuf(dev,
+					 nla_get_u32(info->attrs[NETDEV_A_DMABUF_FD]),
+					 info->extack);
+	if (IS_ERR(binding))
+		return PTR_ERR(binding);
+	err = netdev_nl_bind_queues(binding, info);
+	if (err)
+		goto err_unbind;
+	err = net_devmem_publish(binding, genl_info_net(info),
+				 info->snd_portid);
+	if (err)
+		goto err_unbind;
+
+	err = -EMSGSIZE;
+	hdr = genlmsg_put_reply(rsp, info, &netdev_nl_family, 0,
+				NETDEV_CMD_BIND_RX);
+	if (!hdr)
+		goto err_unbind;
+	if (nla_put_u32(rsp, NETDEV_A_DMABUF_ID,
+			net_devmem_binding_id(binding))) {
+		genlmsg_cancel(rsp, hdr);
+		goto err_unbind;
+	}
+	genlmsg_end(rsp, hdr);
+	return 0;
+
+err_unbind:
+	net_devmem_unbind_dmabuf(binding);
+	return err;
+}
+
+static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_IFINDEX,
+			      "ifindex is required") ||
+	    NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_FD,
+			      "dma-buf fd is required") ||
+	    NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_QUEUES,
+			      "at least one queue is required"))
+		return -EINVAL;
+	return netdev_nl_reply(info, netdev_nl_bind_rx_one);
+}
+
 static const struct genl_ops netdev_nl_ops[] = {
 	{
 		.cmd = NETDEV_CMD_DEV_GET,
@@ -288,6 +488,20 @@ static const struct genl_ops netdev_nl_ops[] = {
 		.dumpit = netdev_nl_queue_get_dumpit,
 		.policy = netdev_queue_policy,
 		.maxattr = NETDEV_A_QUEUE_TYPE,
+	},
+	{
+		.cmd = NETDEV_CMD_PAGE_POOL_GET,
+		.doit = netdev_nl_page_pool_get_doit,
+		.dumpit = netdev_nl_page_pool_get_dumpit,
+		.policy = netdev_page_pool_policy,
+		.maxattr = NETDEV_A_PAGE_POOL_ID,
+	},
+	{
+		.cmd = NETDEV_CMD_BIND_RX,
+		.doit = netdev_nl_bind_rx_doit,
+		.policy = netdev_bind_rx_policy,
+		.maxattr = NETDEV_A_DMABUF_FD,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

@@ -76,3 +76,23 @@ out_free:
 	return err;
 }
 EXPORT_SYMBOL_GPL(netdev_rx_queue_restart);
+
+/**
+ * dev_get_min_mp_channel_count() - rx queues a memory provider needs
+ * @dev: the device, under rtnl_lock
+ *
+ * Return: one more than the highest rx queue index with a memory provider
+ * installed (device memory bound), or 0 when there is none. Channel
+ * counts must not go below it.
+ */
+unsigned int dev_get_min_mp_channel_count(struct net_device *dev)
+{
+	unsigned int i;
+
+	ASSERT_RTNL();
+	for (i = dev->real_num_rx_queues; i > 0; i--)
+		if (__netif_get_rx_queue(dev, i - 1)->mp_ops)
+			return i;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(dev_get_min_mp_channel_count);

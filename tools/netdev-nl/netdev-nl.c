@@ -5,16 +5,27 @@
  * object, and "raw" sends any command with any attributes, so that tests
  * can feed the kernel malformed requests and check the errno and extack.
  *
+ * bind-rx binds a dma-buf (a udmabuf it creates, or an fd it inherited)
+ * and holds the binding - its netlink socket - until SIGTERM or SIGINT;
+ * SIGUSR1 copies the start of a udmabuf into a file, read through the
+ * dma-buf's own mmap, so tests can see what the device wrote there.
+ *
  * Built against our uapi headers (uapi/linux/netdev.h), not the host's.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/dma-buf.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
+#include <linux/udmabuf.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,6 +46,20 @@ static void usage(FILE *f)
 "  queue-get [IFINDEX [rx|tx ID]]  one queue with all three; else every\n"
 "                                  queue (of IFINDEX); queues of devices\n"
 "                                  that are down are not listed\n"
+"  page-pool-get [ID]              one page pool, or all of them\n"
+"  bind-rx IFINDEX QUEUES DMABUF [--hold] [--snapshot FILE[:LEN]]\n"
+"          [--cycles N]\n"
+"                                  bind a dma-buf to rx queues QUEUES (A,B,\n"
+"                                  C-D; also tx:N, noid, notype:N to send\n"
+"                                  malformed queues); DMABUF is\n"
+"                                  udmabuf:SIZE (K/M/G) or\n"
+"                                  fd:N. --hold keeps the binding until\n"
+"                                  SIGTERM/SIGINT; with --snapshot, SIGUSR1\n"
+"                                  writes the udmabuf's first LEN bytes\n"
+"                                  (default 64K) to FILE, then FILE.done;\n"
+"                                  --cycles N binds and unbinds (closes the\n"
+"                                  socket) N times, then prints the last\n"
+"                                  reply and cycles=<binds that worked>\n"
 "  raw [--dump] CMD [ATTR...]      send command number CMD with attributes\n"
 "                                  TYPE:NUMBER=VALUE, TYPE one of u8, u16,\n"
 "                                  u32, u64, str, flag (no =VALUE)\n"
@@ -421,6 +446,230 @@ static void put_raw_attr(struct req *r, const char *spec)
 	}
 }
 
+/* SIZE with an optional K, M or G suffix. */
+static unsigned long long parse_size(const char *s)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end == 'K' || *end == 'k')
+		mul = 1ULL << 10;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1ULL << 20;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1ULL << 30;
+	if (mul > 1)
+		end++;
+	if (errno || end == s || *end || *s == '-' || !v ||
+	    v > (1ULL << 40) / mul)
+		usage_error("bad size '%s'", s);
+	return v * mul;
+}
+
+/* A udmabuf of SIZE bytes over a sealed memfd. */
+static int udmabuf_create(unsigned long long size)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = size };
+	int memfd, dev, fd;
+
+	memfd = memfd_create("netdev-nl", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0)
+		sys_fatal("memfd_create");
+	if (ftruncate(memfd, size) < 0)
+		sys_fatal("ftruncate");
+	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		sys_fatal("F_ADD_SEALS");
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		sys_fatal("/dev/udmabuf");
+	c.memfd = memfd;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+	if (fd < 0)
+		sys_fatal("UDMABUF_CREATE");
+	close(dev);
+	close(memfd);
+	return fd;
+}
+
+/* One queue nest; id or type < 0: leave that attribute out. */
+static void put_queue(struct req *r, long long id, int type)
+{
+	struct nlattr *nest = (struct nlattr *)((char *)r + r->nlh.nlmsg_len);
+	uint32_t start = r->nlh.nlmsg_len;
+
+	put_attr(r, NETDEV_A_DMABUF_QUEUES | NLA_F_NESTED, NULL, 0);
+	if (id >= 0)
+		put_u32(r, NETDEV_A_QUEUE_ID, id);
+	if (type >= 0)
+		put_u32(r, NETDEV_A_QUEUE_TYPE, type);
+	nest->nla_len = r->nlh.nlmsg_len - start;
+}
+
+/* QUEUES: A,B,C-D rx queues; for malformed requests also tx:N (a tx
+ * queue), noid (no id) and notype:N (no type).
+ */
+static void put_queues(struct req *r, const char *spec)
+{
+	char *copy = strdup(spec), *tok, *save = NULL, *dash;
+	unsigned long long a, b;
+
+	if (!copy)
+		sys_fatal("strdup");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "tx:", 3)) {
+			put_queue(r, parse_num(tok + 3, UINT32_MAX, "queue"),
+				  NETDEV_QUEUE_TYPE_TX);
+			continue;
+		}
+		if (!strncmp(tok, "notype:", 7)) {
+			put_queue(r, parse_num(tok + 7, UINT32_MAX, "queue"), -1);
+			continue;
+		}
+		if (!strcmp(tok, "noid")) {
+			put_queue(r, -1, NETDEV_QUEUE_TYPE_RX);
+			continue;
+		}
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = 0;
+		a = parse_num(tok, UINT32_MAX, "queue");
+		b = dash ? parse_num(dash + 1, UINT32_MAX, "queue") : a;
+		if (b < a || b - a > 1024)
+			usage_error("bad queue range '%s'", spec);
+		for (; a <= b; a++)
+			put_queue(r, a, NETDEV_QUEUE_TYPE_RX);
+	}
+	free(copy);
+}
+
+static volatile sig_atomic_t got_stop, got_snap;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		got_snap = 1;
+	else
+		got_stop = 1;
+}
+
+/* The first LEN bytes of the dma-buf, through its mmap, CPU-synced. */
+static void snapshot(int dmabuf, const char *file, size_t len)
+{
+	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ };
+	char done[4096];
+	void *map;
+	FILE *f;
+	int fd;
+
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, dmabuf, 0);
+	if (map == MAP_FAILED)
+		sys_fatal("mmap dma-buf");
+	if (ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync) < 0)
+		sys_fatal("DMA_BUF_IOCTL_SYNC");
+	f = fopen(file, "w");
+	if (!f || fwrite(map, 1, len, f) != len || fclose(f))
+		sys_fatal(file);
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
+	if (ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync) < 0)
+		sys_fatal("DMA_BUF_IOCTL_SYNC");
+	munmap(map, len);
+	snprintf(done, sizeof(done), "%s.done", file);
+	fd = open(done, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		sys_fatal(done);
+	close(fd);
+}
+
+/* bind-rx IFINDEX QUEUES DMABUF [--hold] [--snapshot FILE[:LEN]] */
+static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
+{
+	unsigned long long size = 0, snap_len = 64 << 10, cycles = 1, c;
+	const char *snap = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, old;
+	int i, hold = 0, dmabuf, err;
+	char *colon;
+
+	if (argc < 5)
+		usage_error("bind-rx needs IFINDEX QUEUES DMABUF");
+	for (i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "--hold")) {
+			hold = 1;
+		} else if (!strcmp(argv[i], "--cycles") && i + 1 < argc) {
+			cycles = parse_num(argv[++i], 1000000, "cycle count");
+			if (!cycles)
+				usage_error("--cycles needs at least 1");
+		} else if (!strcmp(argv[i], "--snapshot") && i + 1 < argc) {
+			snap = argv[++i];
+			colon = strrchr(snap, ':');
+			if (colon) {
+				*colon = 0;
+				snap_len = parse_size(colon + 1);
+			}
+		} else {
+			usage_error("unknown bind-rx option '%s'", argv[i]);
+		}
+	}
+	if (!strncmp(argv[4], "udmabuf:", 8)) {
+		size = parse_size(argv[4] + 8);
+		if (snap_len > size)
+			usage_error("snapshot longer than the udmabuf");
+	} else if (!strncmp(argv[4], "fd:", 3)) {
+		if (snap)
+			usage_error("--snapshot needs a udmabuf");
+	} else {
+		usage_error("DMABUF must be udmabuf:SIZE or fd:N, not '%s'",
+			    argv[4]);
+	}
+	if (snap && !hold)
+		usage_error("--snapshot needs --hold");
+	if (cycles > 1 && hold)
+		usage_error("--cycles and --hold exclude each other");
+
+	/* Signals wait until the binding exists. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+
+	dmabuf = size ? udmabuf_create(size) :
+			(int)parse_num(argv[4] + 3, INT32_MAX, "fd");
+	/* Each cycle binds through a new socket and closes it: unbind. */
+	for (c = 1; c <= cycles; c++) {
+		if (c > 1)
+			close(nl->fd);
+		nl_open(nl);
+		req_init(r, nl->family, NETDEV_CMD_BIND_RX, 0);
+		put_u32(r, NETDEV_A_DMABUF_IFINDEX,
+			parse_num(argv[2], UINT32_MAX, "ifindex"));
+		put_u32(r, NETDEV_A_DMABUF_FD, dmabuf);
+		put_queues(r, argv[3]);
+		err = transact(nl, r, c == cycles ? print_msg : NULL);
+		if (err)
+			break;
+	}
+	if (cycles > 1)
+		printf("cycles=%llu\n", err ? c - 1 : cycles);
+	fflush(stdout);
+	if (err || !hold)
+		return err ? 1 : 0;
+	while (!got_stop) {
+		sigsuspend(&old);
+		if (got_snap && snap) {
+			got_snap = 0;
+			snapshot(dmabuf, snap, snap_len);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct nl nl;
@@ -462,6 +711,16 @@ int main(int argc, char **argv)
 			put_u32(&r, NETDEV_A_QUEUE_ID,
 				parse_num(argv[4], UINT32_MAX, "queue id"));
 		}
+	} else if (!strcmp(cmd, "page-pool-get")) {
+		if (argc > 3)
+			usage_error("page-pool-get takes at most an id");
+		nl_open(&nl);
+		req_init(&r, nl.family, NETDEV_CMD_PAGE_POOL_GET, argc == 2);
+		if (argc == 3)
+			put_u32(&r, NETDEV_A_PAGE_POOL_ID,
+				parse_num(argv[2], UINT32_MAX, "page pool id"));
+	} else if (!strcmp(cmd, "bind-rx")) {
+		return bind_rx(&nl, &r, argc, argv);
 	} else if (!strcmp(cmd, "raw")) {
 		i = 2;
 		dump = i < argc && !strcmp(argv[i], "--dump");

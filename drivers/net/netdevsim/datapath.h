@@ -44,6 +44,7 @@ enum {
 	NSIM_RQ_PAYLOAD_BUFS,
 	NSIM_RQ_DROPS,
 	NSIM_RQ_ALLOC_FAIL,
+	NSIM_RQ_DEVMEM_DROPS,
 	NSIM_RQ_NSTATS
 };
 
@@ -55,6 +56,7 @@ struct nsim_rq_stats {
 	u64 payload_bufs;
 	u64 drops;
 	u64 alloc_fail;
+	u64 devmem_drops;	/* of drops: payload went to device memory */
 	struct u64_stats_sync syncp;
 };
 
@@ -80,6 +82,7 @@ struct nsim_rq {
 
 	/* fault knobs (rxq_debugfs.c) */
 	bool fail_pool_create;		/* next page-pool creation fails */
+	bool devmem_optout;		/* payload pools refuse device memory */
 	atomic_t fail_alloc;		/* fail this many buffer allocations */
 	atomic_t drop_next;		/* drop this many packets */
 	struct page *held[NSIM_HOLD_MAX];	/* buffers the "NIC" keeps */

@@ -28,6 +28,7 @@ static const char nsim_rq_stat_names[NSIM_RQ_NSTATS][ETH_GSTRING_LEN] = {
 	[NSIM_RQ_PAYLOAD_BUFS]	= "payload_bufs",
 	[NSIM_RQ_DROPS]		= "drops",
 	[NSIM_RQ_ALLOC_FAIL]	= "alloc_fail",
+	[NSIM_RQ_DEVMEM_DROPS]	= "devmem_drops",
 };
 
 #define NSIM_DEV_NSTATS ARRAY_SIZE(nsim_dev_stat_names)

@@ -12,6 +12,13 @@
  * way a device sees memory: whatever sits behind the address - a page-pool
  * page or a piece of a dma-buf - is filled by the same code.
  *
+ * A queue bound to a dma-buf gets a payload pool of net_iovs (its pool
+ * is created with PP_FLAG_ALLOW_UNREADABLE_NETMEM, and the core installs
+ * the binding as the pool's memory provider). Until the stack handles
+ * skbs whose frags are net_iovs, such a packet is written to device
+ * memory and then dropped before any skb carries it (counted in rxQ_drops
+ * and, as the reason, in rxQ_devmem_drops).
+ *
  * The queue restart operations (struct netdev_queue_mgmt_ops) swap a
  * queue's pools while the other queues keep running.
  */
@@ -22,6 +29,7 @@
 #include <linux/rtnetlink.h>
 #include <net/netdev_queues.h>
 #include <net/page_pool.h>
+#include <net/page_pool_mp.h>
 
 #include "netdevsim.h"
 
@@ -61,29 +69,30 @@ static void nsim_stat_add(struct nsim_rq *rq, u64 *counter, u64 n)
 	u64_stats_update_end(&rq->stats.syncp);
 }
 
-static struct page *nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
+static netmem_ref nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
 {
-	struct page *page = NULL;
+	netmem_ref netmem = 0;
 
 	if (!atomic_add_unless(&rq->fail_alloc, -1, 0))
-		page = page_pool_dev_alloc_pages(pp);
-	if (!page)
+		netmem = page_pool_dev_alloc_netmem(pp);
+	if (!netmem)
 		nsim_stat_add(rq, &rq->stats.alloc_fail, 1);
-	return page;
+	return netmem;
 }
 
-/* DMA @len bytes of @wp from @off into @page at @pg_off; the CPU may
- * look at them afterwards.
+/* DMA @len bytes of @wp from @off into @netmem at @pg_off. A page may
+ * be read by the CPU afterwards; device memory is synced by its owner.
  */
-static void nsim_rx_fill(struct nsim_rq *rq, struct page *page,
+static void nsim_rx_fill(struct nsim_rq *rq, netmem_ref netmem,
 			 unsigned int pg_off, const struct nsim_wpkt *wp,
 			 unsigned int off, unsigned int len)
 {
 	struct device *dev = nsim_dma_dev(rq->ns);
-	dma_addr_t dma = page_pool_get_dma_addr(page) + pg_off;
+	dma_addr_t dma = page_pool_get_dma_addr_netmem(netmem) + pg_off;
 
 	nsim_dma_write(dev, dma, wp, off, len);
-	dma_sync_single_for_cpu(dev, dma, len, DMA_FROM_DEVICE);
+	if (!netmem_is_net_iov(netmem))
+		dma_sync_single_for_cpu(dev, dma, len, DMA_FROM_DEVICE);
 }
 
 /* Header split: the headers go to a header buffer, then into the head of
@@ -96,16 +105,18 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 	unsigned int hlen = NSIM_WIRE_CB(wp->skb)->hdr_len;
 	struct page_pool *pp = rq->mem.hdr_pp;
 	struct sk_buff *skb;
+	netmem_ref netmem;
 	struct page *page;
 
 	/* Not TCP/UDP: as much as fits in the header buffer. */
 	if (!hlen || hlen > NSIM_HDR_BUF_SIZE)
 		hlen = min_t(unsigned int, wp->len, NSIM_HDR_BUF_SIZE);
 
-	page = nsim_rq_alloc(rq, pp);
-	if (!page)
+	netmem = nsim_rq_alloc(rq, pp);
+	if (!netmem)
 		return NULL;
-	nsim_rx_fill(rq, page, 0, wp, 0, hlen);
+	page = netmem_to_page(netmem);
+	nsim_rx_fill(rq, netmem, 0, wp, 0, hlen);
 	skb = napi_alloc_skb(&rq->napi, hlen);
 	if (skb)
 		skb_put_data(skb, page_address(page), hlen);
@@ -130,12 +141,19 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 	unsigned int n = min(wp->len, room);
 	struct page_pool *pp = rq->mem.pp;
 	struct sk_buff *skb;
+	netmem_ref netmem;
 	struct page *page;
 
-	page = nsim_rq_alloc(rq, pp);
-	if (!page)
+	netmem = nsim_rq_alloc(rq, pp);
+	if (!netmem)
 		return NULL;
-	nsim_rx_fill(rq, page, headroom, wp, 0, n);
+	page = netmem_to_page(netmem);
+	/* Headers must never land in device memory. */
+	if (!page) {
+		page_pool_recycle_direct_netmem(pp, netmem);
+		return NULL;
+	}
+	nsim_rx_fill(rq, netmem, headroom, wp, 0, n);
 	skb = napi_build_skb(page_address(page), PAGE_SIZE);
 	if (!skb) {
 		page_pool_recycle_direct(pp, page);
@@ -149,12 +167,16 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 	return skb;
 }
 
-/* The rest of the packet into payload buffers, one page each. */
+/* The rest of the packet into payload buffers, one page each. Device
+ * memory is written, then the packet is dropped (-EOPNOTSUPP): no skb
+ * may carry net_iovs into a stack that cannot handle them yet.
+ */
 static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			   const struct nsim_wpkt *wp, unsigned int off)
 {
+	struct page_pool *pp = rq->mem.pp;
 	unsigned int n, bufs = 0;
-	struct page *page;
+	netmem_ref netmem;
 	int err = 0;
 
 	while (off < wp->len) {
@@ -162,19 +184,26 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			err = -EMSGSIZE;
 			break;
 		}
-		page = nsim_rq_alloc(rq, rq->mem.pp);
-		if (!page) {
+		netmem = nsim_rq_alloc(rq, pp);
+		if (!netmem) {
 			err = -ENOMEM;
 			break;
 		}
 		n = min_t(unsigned int, wp->len - off, PAGE_SIZE);
-		nsim_rx_fill(rq, page, 0, wp, off, n);
-		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, 0, n,
-				PAGE_SIZE);
+		nsim_rx_fill(rq, netmem, 0, wp, off, n);
 		off += n;
 		bufs++;
+		if (netmem_is_net_iov(netmem)) {
+			page_pool_recycle_direct_netmem(pp, netmem);
+			err = -EOPNOTSUPP;
+			continue;
+		}
+		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags,
+				netmem_to_page(netmem), 0, n, PAGE_SIZE);
 	}
 	nsim_stat_add(rq, &rq->stats.payload_bufs, bufs);
+	if (err == -EOPNOTSUPP)
+		nsim_stat_add(rq, &rq->stats.devmem_drops, 1);
 	return err;
 }
 
@@ -333,8 +362,12 @@ int nsim_rq_enqueue(struct netdevsim *ns, unsigned int q, struct sk_buff *skb,
 
 /* --- queue memory and restart ------------------------------------------- */
 
-static struct page_pool *nsim_pp_create(struct netdevsim *ns)
+/* A pool for queue @rq; @payload pools may hold device memory unless
+ * the queue's devmem_optout knob plays a driver that never opted in.
+ */
+static struct page_pool *nsim_pp_create(struct nsim_rq *rq, bool payload)
 {
+	struct netdevsim *ns = rq->ns;
 	struct page_pool_params pp = {
 		.flags		= PP_FLAG_DMA_MAP,
 		.order		= 0,
@@ -342,8 +375,13 @@ static struct page_pool *nsim_pp_create(struct netdevsim *ns)
 		.nid		= NUMA_NO_NODE,
 		.dev		= nsim_dma_dev(ns),
 		.dma_dir	= DMA_FROM_DEVICE,
+		.netdev		= ns->netdev,
+		.napi		= &rq->napi,
+		.queue_idx	= rq->idx,
 	};
 
+	if (payload && !rq->devmem_optout)
+		pp.flags |= PP_FLAG_ALLOW_UNREADABLE_NETMEM;
 	return page_pool_create(&pp);
 }
 
@@ -374,11 +412,11 @@ static int nsim_queue_mem_alloc(struct net_device *dev, void *per_queue_mem,
 			    idx);
 		return -ENOMEM;
 	}
-	pp = nsim_pp_create(ns);
+	pp = nsim_pp_create(rq, true);
 	if (IS_ERR(pp))
 		return PTR_ERR(pp);
 	mem->pp = pp;
-	pp = nsim_pp_create(ns);
+	pp = nsim_pp_create(rq, false);
 	if (IS_ERR(pp)) {
 		nsim_queue_mem_free(dev, mem);
 		return PTR_ERR(pp);
@@ -604,6 +642,7 @@ void nsim_rq_read_stats(struct nsim_rq *rq, u64 *out)
 		out[NSIM_RQ_PAYLOAD_BUFS] = rq->stats.payload_bufs;
 		out[NSIM_RQ_DROPS] = rq->stats.drops;
 		out[NSIM_RQ_ALLOC_FAIL] = rq->stats.alloc_fail;
+		out[NSIM_RQ_DEVMEM_DROPS] = rq->stats.devmem_drops;
 	} while (u64_stats_fetch_retry(&rq->stats.syncp, start));
 	out[NSIM_RQ_DROPS] += atomic64_read(&rq->ring_drops);
 }

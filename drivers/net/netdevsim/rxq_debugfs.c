@@ -8,6 +8,8 @@
  *   fail_alloc        fail the next N buffer allocations (packet dropped,
  *                     counted in rxQ_alloc_fail)
  *   drop              drop the next N packets the queue receives
+ *   devmem_optout     Y: the queue's next payload pools do not accept device
+ *                     memory, as with a driver that never opted in
  *   hold              write N: the queue takes N payload buffers out of its
  *                     pool and keeps them; write 0: give them all back;
  *                     read: how many it holds
@@ -179,6 +181,8 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 					   &rq->fail_alloc, &nsim_count_fops);
 		debugfs_create_file_unsafe("drop", 0600, rq->ddir,
 					   &rq->drop_next, &nsim_count_fops);
+		debugfs_create_file("devmem_optout", 0600, rq->ddir,
+				    &rq->devmem_optout, &nsim_flag_fops);
 		debugfs_create_file("hold", 0600, rq->ddir, rq,
 				    &nsim_hold_fops);
 	}

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device-memory bindings and their page-pool memory provider.
+ *
+ * bind-rx hands us a dma-buf: we attach it to the device's DMA device,
+ * map it, and cut the mapping into page-sized net_iovs, each knowing its
+ * DMA address and (by its index) its offset in the dma-buf. The binding
+ * is then installed on rx queues: their page pools, when (re)created,
+ * take buffers from the binding's free list instead of the page
+ * allocator.
+ *
+ * Lifetime. A binding is refcounted: its owner (the netlink socket that
+ * bound it, until unbind) holds one reference and every page pool drawing
+ * from it holds one until the pool is freed. A pool is freed only once
+ * every buffer it handed out has come back (page_pool.c counts them in
+ * flight), so a net_iov in an skb or held by a socket keeps the memory
+ * mapped through its pool. The last reference unmaps, detaches and puts
+ * the dma-buf, from a work item since it may drop in any context.
+ *
+ * Locking: rtnl protects installing and removing bindings on queues
+ * (rxq->mp_ops/mp_priv, binding->dev, binding->bound_rxqs); the free
+ * list has its own lock since buffers come back from any context.
+ */
+#include <linux/dma-buf.h>
+#include <linux/ethtool.h>
+#include <linux/ethtool_netlink.h>
+#include <linux/netdevice.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <linux/rtnetlink.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <net/netlink.h>
+#include <net/netdev_queues.h>
+#include <net/netmem.h>
+#include <net/page_pool.h>
+#include <net/page_pool_mp.h>
+#include <uapi/linux/netdev.h>
+
+#include "devmem.h"
+
+/* A net_iov must look like struct page to the page pool. */
+#define NET_IOV_ASSERT_OFFSET(pg, iov)					\
+	static_assert(offsetof(struct page, pg) ==			\
+		      offsetof(struct net_iov, iov))
+NET_IOV_ASSERT_OFFSET(flags, __unused_flags);
+NET_IOV_ASSERT_OFFSET(pp_magic, pp_magic);
+NET_IOV_ASSERT_OFFSET(pp, pp);
+NET_IOV_ASSERT_OFFSET(dma_addr, dma_addr);
+NET_IOV_ASSERT_OFFSET(pp_frag_count, pp_ref_count);
+static_assert(sizeof(struct net_iov) <= 48);
+
+struct net_devmem_dmabuf_binding {
+	struct net_iov_area area;	/* owner of the net_iovs */
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attachment;
+	struct sg_table *sgt;
+	struct device *dma_dev;
+	struct net_device *dev;		/* NULL once the device is gone */
+	struct xarray bound_rxqs;	/* queue index -> rxq */
+	u32 id;				/* 0 until published */
+	struct net *owner_net;		/* compared, never dereferenced */
+	u32 owner_portid;
+	refcount_t ref;
+
+	spinlock_t free_lock;		/* protects free_list */
+	struct net_iov *free_list;	/* linked through net_iov::pp */
+
+	struct work_struct free_work;
+};
+
+/* Published bindings by id: the owner's and queue-get's view. */
+static DEFINE_XARRAY_FLAGS(net_devmem_bindings, XA_FLAGS_ALLOC1);
+static u32 net_devmem_next_id;
+
+static struct net_devmem_dmabuf_binding *
+net_devmem_binding_of(const struct net_iov *niov)
+{
+	return container_of(net_iov_owner(niov),
+			    struct net_devmem_dmabuf_binding, area);
+}
+
+static void net_devmem_free_work(struct work_struct *work)
+{
+	struct net_devmem_dmabuf_binding *binding =
+		container_of(work, typeof(*binding), free_work);
+
+	if (binding->sgt)
+		dma_buf_unmap_attachment_unlocked(binding->attachment,
+						  binding->sgt,
+						  DMA_FROM_DEVICE);
+	if (binding->attachment)
+		dma_buf_detach(binding->dmabuf, binding->attachment);
+	dma_buf_put(binding->dmabuf);
+	put_device(binding->dma_dev);
+	kvfree(binding->area.niovs);
+	xa_destroy(&binding->bound_rxqs);
+	kfree(binding);
+}
+
+static void net_devmem_binding_put(struct net_devmem_dmabuf_binding *binding)
+{
+	if (refcount_dec_and_test(&binding->ref))
+		queue_work(system_unbound_wq, &binding->free_work);
+}
+
+/* Cut the mapping into net_iovs; refuse what is not page-aligned. */
+static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
+			  struct netlink_ext_ack *extack)
+{
+	size_t n = binding->dmabuf->size >> PAGE_SHIFT, i = 0, k;
+	struct scatterlist *sg;
+	dma_addr_t addr;
+	unsigned int s;
+	size_t len;
+
+	binding->area.niovs = kvcalloc(n, sizeof(struct net_iov), GFP_KERNEL);
+	if (!binding->area.niovs)
+		return -ENOMEM;
+	binding->area.num_niovs = n;
+
+	for_each_sgtable_dma_sg(binding->sgt, sg, s) {
+		addr = sg_dma_address(sg);
+		len = sg_dma_len(sg);
+		if (!PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len)) {
+			NL_SET_ERR_MSG(extack,
+				       "dma-buf mapping has a segment that is not page-aligned");
+			return -EINVAL;
+		}
+		for (k = 0; k < len >> PAGE_SHIFT; k++, i++) {
+			if (i == n)
+				break;
+			binding->area.niovs[i].owner = &binding->area;
+			binding->area.niovs[i].dma_addr = addr + k * PAGE_SIZE;
+		}
+	}
+	if (i != n) {
+		NL_SET_ERR_MSG(extack,
+			       "dma-buf mapping does not cover the dma-buf");
+		return -EINVAL;
+	}
+
+	/* The free list hands out the lowest offsets first. */
+	for (i = n; i-- > 0; ) {
+		binding->area.niovs[i].pp = (void *)binding->free_list;
+		binding->free_list = &binding->area.niovs[i];
+	}
+	return 0;
+}
+
+struct net_devmem_dmabuf_binding *
+net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
+		       struct netlink_ext_ack *extack)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	struct device *dma_dev = dev->dev.parent;
+	struct dma_buf *dmabuf;
+	int err;
+
+	if (!dma_dev) {
+		NL_SET_ERR_MSG(extack, "device has no DMA device");
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf)) {
+		NL_SET_ERR_MSG(extack, "fd is not a dma-buf");
+		return ERR_CAST(dmabuf);
+	}
+	if (!dmabuf->size || !PAGE_ALIGNED(dmabuf->size)) {
+		NL_SET_ERR_MSG(extack,
+			       "dma-buf size is not a multiple of the page size");
+		dma_buf_put(dmabuf);
+		return ERR_PTR(-EINVAL);
+	}
+
+	binding = kzalloc(sizeof(*binding), GFP_KERNEL);
+	if (!binding) {
+		dma_buf_put(dmabuf);
+		return ERR_PTR(-ENOMEM);
+	}
+	binding->dmabuf = dmabuf;
+	binding->dma_dev = get_device(dma_dev);
+	binding->dev = dev;
+	xa_init(&binding->bound_rxqs);
+	refcount_set(&binding->ref, 1);
+	spin_lock_init(&binding->free_lock);
+	INIT_WORK(&binding->free_work, net_devmem_free_work);
+
+	binding->attachment = dma_buf_attach(dmabuf, dma_dev);
+	if (IS_ERR(binding->attachment)) {
+		err = PTR_ERR(binding->attachment);
+		binding->attachment = NULL;
+		NL_SET_ERR_MSG(extack, "cannot attach the dma-buf to the device");
+		goto err_put;
+	}
+	binding->sgt = dma_buf_map_attachment_unlocked(binding->attachment,
+						       DMA_FROM_DEVICE);
+	if (IS_ERR(binding->sgt)) {
+		err = PTR_ERR(binding->sgt);
+		binding->sgt = NULL;
+		NL_SET_ERR_MSG(extack, "cannot map the dma-buf for the device");
+		goto err_put;
+	}
+	err = net_devmem_cut(binding, extack);
+	if (err)
+		goto err_put;
+	return binding;
+
+err_put:
+	net_devmem_binding_put(binding);
+	return ERR_PTR(err);
+}
+
+/* Header split keeps headers in host memory: without it, headers would
+ * land in device memory, where the stack cannot read them.
+ */
+static bool net_devmem_hds_on(struct net_device *dev)
+{
+	const struct ethtool_ops *ops = dev->ethtool_ops;
+	struct kernel_ethtool_ringparam kring = {};
+	struct ethtool_ringparam ring = {};
+
+	if (!ops || !ops->get_ringparam)
+		return false;
+	ops->get_ringparam(dev, &ring, &kring, NULL);
+	return kring.tcp_data_split == ETHTOOL_TCP_DATA_SPLIT_ENABLED;
+}
+
+static void net_devmem_rxq_clear(struct net_devmem_dmabuf_binding *binding,
+				 struct netdev_rx_queue *rxq, u32 idx)
+{
+	rxq->mp_ops = NULL;
+	rxq->mp_priv = NULL;
+	xa_erase(&binding->bound_rxqs, idx);
+}
+
+static const struct memory_provider_ops net_devmem_mp_ops;
+
+int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
+				    u32 idx, struct netlink_ext_ack *extack)
+{
+	struct net_device *dev = binding->dev;
+	struct netdev_rx_queue *rxq;
+	int err;
+
+	ASSERT_RTNL();
+	if (idx >= dev->real_num_rx_queues) {
+		NL_SET_ERR_MSG(extack, "rx queue id is out of range");
+		return -ERANGE;
+	}
+	rxq = __netif_get_rx_queue(dev, idx);
+	if (rxq->mp_ops) {
+		NL_SET_ERR_MSG(extack, "rx queue is already bound to a dma-buf");
+		return -EEXIST;
+	}
+#ifdef CONFIG_XDP_SOCKETS
+	if (rxq->pool) {
+		NL_SET_ERR_MSG(extack, "rx queue is in use by an AF_XDP socket");
+		return -EBUSY;
+	}
+#endif
+	if (!net_devmem_hds_on(dev)) {
+		NL_SET_ERR_MSG(extack,
+			       "header split (tcp-data-split) is off on the device");
+		return -EINVAL;
+	}
+
+	err = xa_insert(&binding->bound_rxqs, idx, rxq, GFP_KERNEL);
+	if (err)
+		return err;
+	rxq->mp_ops = &net_devmem_mp_ops;
+	rxq->mp_priv = binding;
+
+	err = netdev_rx_queue_restart(dev, idx);
+	if (err) {
+		net_devmem_rxq_clear(binding, rxq, idx);
+		NL_SET_ERR_MSG(extack, "cannot restart the rx queue");
+		return err;
+	}
+	/* A running queue must now draw from the binding: a driver that
+	 * did not opt in built host-memory pools.
+	 */
+	if (netif_running(dev) && !page_pool_queue_uses_mp(rxq, binding)) {
+		net_devmem_rxq_clear(binding, rxq, idx);
+		netdev_rx_queue_restart(dev, idx);
+		NL_SET_ERR_MSG(extack,
+			       "driver does not support device memory on this rx queue");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
+		       struct net *net, u32 portid)
+{
+	binding->owner_net = net;
+	binding->owner_portid = portid;
+	return xa_alloc_cyclic(&net_devmem_bindings, &binding->id, binding,
+			       xa_limit_32b, &net_devmem_next_id,
+			       GFP_KERNEL) < 0 ? -ENOMEM : 0;
+}
+
+u32 net_devmem_binding_id(const struct net_devmem_dmabuf_binding *binding)
+{
+	return binding->id;
+}
+
+/* Take the binding off every queue; restart those of a live device. */
+static void net_devmem_detach_queues(struct net_devmem_dmabuf_binding *binding,
+				     bool restart)
+{
+	struct netdev_rx_queue *rxq;
+	unsigned long idx;
+	int err;
+
+	xa_for_each(&binding->bound_rxqs, idx, rxq) {
+		net_devmem_rxq_clear(binding, rxq, idx);
+		if (!restart)
+			continue;
+		/* On failure the queue keeps its old pools, which hold the
+		 * binding; its next restart leaves device memory.
+		 */
+		err = netdev_rx_queue_restart(binding->dev, idx);
+		if (err)
+			netdev_warn(binding->dev,
+				    "rx queue %lu: restart without device memory failed: %d\n",
+				    idx, err);
+	}
+}
+
+void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
+{
+	ASSERT_RTNL();
+	if (binding->dev)
+		net_devmem_detach_queues(binding, true);
+	binding->dev = NULL;
+	if (binding->id)
+		xa_erase(&net_devmem_bindings, binding->id);
+	net_devmem_binding_put(binding);
+}
+
+u32 net_devmem_rxq_binding_id(const struct netdev_rx_queue *rxq)
+{
+	const struct net_devmem_dmabuf_binding *binding = rxq->mp_priv;
+
+	return rxq->mp_ops == &net_devmem_mp_ops ? binding->id : 0;
+}
+
+/* --- the memory provider ------------------------------------------------ */
+
+static int net_devmem_mp_init(struct page_pool *pool)
+{
+	struct net_devmem_dmabuf_binding *binding = pool->mp_priv;
+
+	/* The DMA addresses are the attachment's device's. */
+	if (pool->p.dev != binding->dma_dev)
+		return -EINVAL;
+	refcount_inc(&binding->ref);
+	return 0;
+}
+
+static void net_devmem_mp_destroy(struct page_pool *pool)
+{
+	net_devmem_binding_put(pool->mp_priv);
+}
+
+static struct page *net_devmem_mp_alloc(struct page_pool *pool, gfp_t gfp)
+{
+	struct net_devmem_dmabuf_binding *binding = pool->mp_priv;
+	struct net_iov *niov;
+	unsigned long flags;
+
+	spin_lock_irqsave(&binding->free_lock, flags);
+	niov = binding->free_list;
+	if (niov)
+		binding->free_list = (struct net_iov *)niov->pp;
+	spin_unlock_irqrestore(&binding->free_lock, flags);
+	if (!niov)
+		return NULL;
+	niov->pp = NULL;
+	atomic_long_set(&niov->pp_ref_count, 0);
+	return (struct page *)niov;
+}
+
+static void net_devmem_mp_release(struct page_pool *pool, struct page *page)
+{
+	struct net_iov *niov = (struct net_iov *)page;
+	struct net_devmem_dmabuf_binding *binding = net_devmem_binding_of(niov);
+	unsigned long flags;
+
+	spin_lock_irqsave(&binding->free_lock, flags);
+	niov->pp = (void *)binding->free_list;
+	binding->free_list = niov;
+	spin_unlock_irqrestore(&binding->free_lock, flags);
+}
+
+static int net_devmem_mp_nl_fill(void *mp_priv, struct sk_buff *rsp)
+{
+	struct net_devmem_dmabuf_binding *binding = mp_priv;
+
+	return nla_put_u32(rsp, NETDEV_A_PAGE_POOL_DMABUF, binding->id);
+}
+
+static const struct memory_provider_ops net_devmem_mp_ops = {
+	.init = net_devmem_mp_init,
+	.destroy = net_devmem_mp_destroy,
+	.alloc = net_devmem_mp_alloc,
+	.release = net_devmem_mp_release,
+	.nl_fill = net_devmem_mp_nl_fill,
+};
+
+/* --- owners and devices going away --------------------------------------- */
+
+/* The netlink socket that bound closed (or its process exited). */
+static int net_devmem_netlink_event(struct notifier_block *nb,
+				    unsigned long event, void *ptr)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	struct netlink_notify *n = ptr;
+	unsigned long id;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC)
+		return NOTIFY_DONE;
+	rtnl_lock();
+	xa_for_each(&net_devmem_bindings, id, binding) {
+		if (binding->owner_portid == n->portid &&
+		    binding->owner_net == n->net)
+			net_devmem_unbind_dmabuf(binding);
+	}
+	rtnl_unlock();
+	return NOTIFY_OK;
+}
+
+/* The device is going away: its queues and pools are already stopped.
+ * The binding stays with its owner, bound to nothing.
+ */
+static int net_devmem_netdevice_event(struct notifier_block *nb,
+				      unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct net_devmem_dmabuf_binding *binding;
+	unsigned long id;
+
+	if (event != NETDEV_UNREGISTER)
+		return NOTIFY_DONE;
+	xa_for_each(&net_devmem_bindings, id, binding) {
+		if (binding->dev != dev)
+			continue;
+		net_devmem_detach_queues(binding, false);
+		binding->dev = NULL;
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block net_devmem_netlink_nb = {
+	.notifier_call = net_devmem_netlink_event,
+};
+
+static struct notifier_block net_devmem_netdevice_nb = {
+	.notifier_call = net_devmem_netdevice_event,
+};
+
+static int __init net_devmem_init(void)
+{
+	int err;
+
+	err = netlink_register_notifier(&net_devmem_netlink_nb);
+	if (err)
+		return err;
+	return register_netdevice_notifier(&net_devmem_netdevice_nb);
+}
+subsys_initcall(net_devmem_init);

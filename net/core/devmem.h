@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Device-memory bindings: a dma-buf bound to rx queues of a device
+ * (net/core/devmem.c). Used by the netdev family (bind-rx, queue-get).
+ */
+#ifndef _NET_CORE_DEVMEM_H
+#define _NET_CORE_DEVMEM_H
+
+#include <linux/types.h>
+
+struct net;
+struct net_device;
+struct netdev_rx_queue;
+struct netlink_ext_ack;
+struct net_devmem_dmabuf_binding;
+
+/* Take dma-buf @fd and map it for @dev's DMA device. Under rtnl. */
+struct net_devmem_dmabuf_binding *
+net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
+		       struct netlink_ext_ack *extack);
+
+/* Install the binding on rx queue @idx of its device and restart it. */
+int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
+				    u32 idx, struct netlink_ext_ack *extack);
+
+/* Give the binding its id and its owner, the netlink socket @portid of
+ * @net: it lives until that socket closes.
+ */
+int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
+		       struct net *net, u32 portid);
+
+u32 net_devmem_binding_id(const struct net_devmem_dmabuf_binding *binding);
+
+/* Take the binding off its queues (restarting them) and drop the
+ * owner's reference. Under rtnl.
+ */
+void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding);
+
+/* The id of the binding installed on @rxq, or 0. Under rtnl. */
+u32 net_devmem_rxq_binding_id(const struct netdev_rx_queue *rxq);
+
+#endif /* _NET_CORE_DEVMEM_H */

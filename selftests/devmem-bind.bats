@@ -1,0 +1,292 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The device-memory control path: bind-rx binds a udmabuf to rx queues of
+# a netdevsim port for as long as the binding socket lives; queue-get and
+# page-pool-get show it; every refusal has mainline's errno and an extack
+# message; a bound queue's payload buffers are the dma-buf's. The binder
+# is build/bin/netdev-nl bind-rx ... --hold (killed to close its socket).
+
+load lib/vm
+load lib/nsim
+
+test_setup() {
+	NSIM_NO_IPV6=1 nsim_pair 4
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+}
+test_teardown() { nsim_cleanup; }
+
+nl() { in_ns "$NSB" "$BIN/netdev-nl" "$@"; }
+
+# hold QUEUES [SIZE]: bind a udmabuf (64M) to QUEUES of B in the
+# background; HOLD_PID, BIND_ID. Fails if the bind fails.
+hold() {
+	HOLD_OUT=$BATS_TEST_TMPDIR/hold.$RANDOM
+	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" "$1" \
+		"udmabuf:${2:-64M}" --hold --snapshot "$HOLD_OUT.snap" \
+		>"$HOLD_OUT" 2>&1 &
+	HOLD_PID=$!
+	wait_until 30 grep -q . "$HOLD_OUT"
+	cat "$HOLD_OUT"
+	[[ $(<"$HOLD_OUT") =~ ^bind-rx\ id=([0-9]+)$ ]]
+	BIND_ID=${BASH_REMATCH[1]}
+}
+
+# unhold: close the binding socket by ending its process.
+unhold() {
+	kill "$HOLD_PID"
+	wait "$HOLD_PID"
+}
+
+# The rx queue lines of B's queue dump that name a dmabuf.
+bound_queues() { nl queue-get "$IFB" | grep " type=rx .*dmabuf=" || true; }
+
+# Page pools of B that draw from binding $1.
+pools_of() { nl page-pool-get | grep " ifindex=$IFB .*dmabuf=$1\$" || true; }
+no_pools_of() { [ -z "$(pools_of "$1")" ]; }
+
+@test "bind-rx: 64M udmabuf on queue 3 of 4; queue-get and page-pool-get show it; closing unbinds" {
+	hold 3
+	[ "$BIND_ID" -ge 1 ]
+	run bound_queues
+	[ "$output" = "queue id=3 type=rx ifindex=$IFB napi-id=$(nl queue-get "$IFB" rx 3 | sed -n 's/.*napi-id=\([0-9]*\).*/\1/p') dmabuf=$BIND_ID" ]
+	# exactly one pool (queue 3's payload pool) draws from the binding,
+	# with queue 3's NAPI and nothing in flight
+	run pools_of "$BIND_ID"
+	echo "$output"
+	[ "${#lines[@]}" -eq 1 ]
+	napi=$(nl queue-get "$IFB" rx 3 | sed -n 's/.*napi-id=\([0-9]*\).*/\1/p')
+	[[ ${lines[0]} =~ ^page-pool\ id=([0-9]+)\ ifindex=$IFB\ napi-id=$napi\ inflight=0\ inflight-mem=0\ dmabuf=$BIND_ID$ ]]
+	pool=${BASH_REMATCH[1]}
+	# the pool answers a do request the same way
+	[ "$(nl page-pool-get "$pool")" = "${lines[0]}" ]
+
+	unhold
+	run bound_queues
+	[ -z "$output" ]
+	wait_until 20 no_pools_of "$BIND_ID"
+	run nl page-pool-get "$pool"
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: No such file or directory: no page pool with this id" ]
+	nsim_leak_check
+}
+
+@test "bound queue: payload is written into the udmabuf, then the packet is dropped and counted" {
+	in_ns "$NSB" ethtool -N "$DEVB" flow-type udp4 dst-port 9000 action 3 loc 1
+	hold 3
+	pat=$(printf 'devmem-%04d-' $(seq 1 100) | head -c 1200)
+	in_ns "$NSA" bash -c 'printf %s "$1" >/dev/udp/'"$IP4B"'/9000' _ "$pat"
+	wait_until 20 stat_gt "$NSB" "$DEVB" rx3_devmem_drops 0
+	nsim_snap "$NSB" "$DEVB"
+	[ "${STAT[rx3_devmem_drops]}" -eq 1 ]
+	[ "${STAT[rx3_drops]}" -eq 1 ]
+	[ "${STAT[rx3_payload_bufs]}" -eq 1 ]
+	# the first buffer of the dma-buf holds the payload, read through the
+	# dma-buf's own mmap
+	kill -USR1 "$HOLD_PID"
+	wait_until 20 test -e "$HOLD_OUT.snap.done"
+	[ "$(head -c 1200 "$HOLD_OUT.snap")" = "$pat" ]
+	unhold
+}
+
+@test "bind-rx: malformed requests: EINVAL with the missing attribute named" {
+	run nl raw 13 u32:3=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: ifindex is required (missing attribute 1)" ]
+	run nl raw 13 "u32:1=$IFB"
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: dma-buf fd is required (missing attribute 3)" ]
+	run nl raw 13 "u32:1=$IFB" u32:3=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: at least one queue is required (missing attribute 2)" ]
+	run nl bind-rx "$IFB" noid udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: queue id is required (missing attribute 1)" ]
+	run nl bind-rx "$IFB" notype:3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: queue type is required (missing attribute 3)" ]
+	run nl bind-rx "$IFB" tx:3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: only rx queues can be bound to a dma-buf" ]
+	run nl bind-rx "$IFB" 3 fd:77
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Bad file descriptor: fd is not a dma-buf" ]
+	run bound_queues
+	[ -z "$output" ]
+}
+
+@test "bind-rx: ENODEV, ERANGE, EEXIST, header split off, and no privilege" {
+	run nl bind-rx 9999 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: No such device: no network device with this ifindex" ]
+	run nl bind-rx "$IFA" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: No such device: no network device with this ifindex" ]
+	run nl bind-rx "$IFB" 4 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Numerical result out of range: rx queue id is out of range" ]
+	run in_ns "$NSB" setpriv --bounding-set -net_admin --inh-caps -net_admin \
+		"$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Operation not permitted" ]
+
+	hold 3
+	run nl bind-rx "$IFB" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: File exists: rx queue is already bound to a dma-buf" ]
+	unhold
+
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
+	run nl bind-rx "$IFB" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: header split (tcp-data-split) is off on the device" ]
+	run bound_queues
+	[ -z "$output" ]
+}
+
+@test "bind-rx: a failure part-way leaves no queue bound" {
+	for q in 1,2,4 0-3,3 2,2; do
+		run nl bind-rx "$IFB" "$q" udmabuf:1M
+		echo "$q: $output"
+		[ "$status" -eq 1 ]
+		case $q in
+		*4) [ "$output" = "Error: Numerical result out of range: rx queue id is out of range" ] ;;
+		*) [ "$output" = "Error: File exists: rx queue is already bound to a dma-buf" ] ;;
+		esac
+		run bound_queues
+		[ -z "$output" ]
+	done
+	# a queue bound by someone else stays bound when a request that
+	# includes it fails
+	hold 2
+	run nl bind-rx "$IFB" 1,2 udmabuf:1M
+	[ "$status" -eq 1 ]
+	run bound_queues
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} == "queue id=2 type=rx "*" dmabuf=$BIND_ID" ]]
+	unhold
+}
+
+@test "bind-rx: XDP attached (EEXIST), AF_XDP socket on the queue (EBUSY), no queue restart (EOPNOTSUPP)" {
+	in_ns "$NSB" "$BIN/xdpq" attach "$IFB"
+	run nl bind-rx "$IFB" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: File exists: device has an XDP program attached" ]
+	in_ns "$NSB" "$BIN/xdpq" detach "$IFB"
+
+	out=$BATS_TEST_TMPDIR/xsk
+	ip netns exec "$NSB" "$BIN/xdpq" xsk "$IFB" 3 >"$out" 2>&1 &
+	xsk=$!
+	wait_until 20 grep -q . "$out"
+	[ "$(<"$out")" = bound ]
+	run nl bind-rx "$IFB" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Device or resource busy: rx queue is in use by an AF_XDP socket" ]
+	kill "$xsk"
+	wait "$xsk"
+
+	ip -n "$NSB" link add vb type veth peer name va
+	vb=$(ifindex_in "$NSB" vb)
+	run nl bind-rx "$vb" 0 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Operation not supported: device cannot restart rx queues, which binding needs" ]
+	# a driver whose pools do not take device memory (netdevsim playing
+	# one that never opted in) is refused, and the queue left unbound
+	echo Y >"$DFSB/rxq/3/devmem_optout"
+	run nl bind-rx "$IFB" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Operation not supported: driver does not support device memory on this rx queue" ]
+	run bound_queues
+	[ -z "$output" ]
+}
+
+@test "while bound: header split stays on, XDP stays off, channels keep the queue" {
+	hold 2
+	run in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot turn header split off while device memory is bound to an rx queue"* ]]
+	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB")" = "$DEVB: tcp-data-split on" ]
+	run in_ns "$NSB" "$BIN/xdpq" attach "$IFB"
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Device or resource busy: Cannot attach XDP while device memory is bound to an rx queue" ]
+	run in_ns "$NSB" ethtool -L "$DEVB" combined 2
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *"channel count too low for rx queues bound to device memory"* ]]
+	[ "$(in_ns "$NSB" ethtool -l "$DEVB" | awk '/^Combined:/ { n = $2 } END { print n }')" -eq 4 ]
+	# above the bound queue is fine
+	in_ns "$NSB" ethtool -L "$DEVB" combined 3
+	run bound_queues
+	[[ $output == "queue id=2 type=rx "*" dmabuf=$BIND_ID" ]]
+
+	unhold
+	in_ns "$NSB" ethtool -L "$DEVB" combined 2
+	in_ns "$NSB" "$BIN/xdpq" attach "$IFB"
+	in_ns "$NSB" "$BIN/xdpq" detach "$IFB"
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
+}
+
+@test "bind and unbind with the interface down; the pool appears when it comes up" {
+	ip -n "$NSB" link set "$DEVB" down
+	hold 1
+	[ "$(nl queue-get "$IFB" rx 1)" = "$(nl queue-get "$IFB" rx 1 | grep " dmabuf=$BIND_ID\$")" ]
+	no_pools_of "$BIND_ID"
+	ip -n "$NSB" link set "$DEVB" up
+	run pools_of "$BIND_ID"
+	[ "${#lines[@]}" -eq 1 ]
+	ip -n "$NSB" link set "$DEVB" down
+	wait_until 20 no_pools_of "$BIND_ID"
+	unhold
+	run nl queue-get "$IFB" rx 1
+	[[ $output != *dmabuf=* ]]
+	ip -n "$NSB" link set "$DEVB" up
+	run bound_queues
+	[ -z "$output" ]
+	nsim_leak_check
+}
+
+# Slab plus vmalloc use, in KiB.
+kernel_mem() { awk '/^(Slab|VmallocUsed):/ { t += $2 } END { print t }' /proc/meminfo; }
+
+@test "1000 bind/close cycles of a 64M udmabuf: ids advance, memory stays flat" {
+	# warm up the caches (sockets, xarray nodes) before measuring
+	run nl bind-rx "$IFB" 3 udmabuf:64M --cycles 100
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} =~ ^bind-rx\ id=([0-9]+)$ ]]
+	id0=${BASH_REMATCH[1]}
+	settled() { after=$(kernel_mem); [ "$after" -le $((before + 256)) ]; }
+	before=$(kernel_mem)
+	run nl bind-rx "$IFB" 3 udmabuf:64M --cycles 1000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "bind-rx id=$((id0 + 1000))" ]
+	[ "${lines[1]}" = "cycles=1000" ]
+	run bound_queues
+	[ -z "$output" ]
+	# bindings are freed from a work item: wait for them
+	wait_until 30 settled
+	echo "# slab+vmalloc before ${before} KiB, after ${after} KiB" >&3
+	nsim_leak_check
+}
+
+@test "memory stays mapped until the last buffer comes home: held buffers keep the pool" {
+	hold 3
+	# the "NIC" takes 5 payload buffers (net_iovs) out of the bound pool
+	echo 5 >"$DFSB/rxq/3/hold"
+	run pools_of "$BIND_ID"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} =~ ^page-pool\ id=([0-9]+)\ .*\ inflight=5\ inflight-mem=20480\ dmabuf=$BIND_ID$ ]]
+	pool=${BASH_REMATCH[1]}
+	unhold
+	# unbound: the queue restarted without the binding, but the old pool
+	# lives on, detached, while its 5 buffers are out
+	run bound_queues
+	[ -z "$output" ]
+	run nl page-pool-get "$pool"
+	echo "$output"
+	[[ $output =~ ^page-pool\ id=$pool\ ifindex=$IFB\ inflight=5\ inflight-mem=20480\ detach-time=[0-9]+\ dmabuf=$BIND_ID$ ]]
+	echo 0 >"$DFSB/rxq/3/hold"
+	wait_until 20 no_pools_of "$BIND_ID"
+	nsim_leak_check
+}
