@@ -137,3 +137,53 @@ ENODEV="Error: No such device: no network device with this ifindex"
 		[ "$output" = "Error: Operation not supported" ]
 	done
 }
+
+@test "page-pool-get: two pools per rx queue with its NAPI id; a restart replaces them" {
+	run nl "$NSB" page-pool-get
+	[ "$status" -eq 0 ]
+	mine=$(grep " ifindex=$IFB " <<<"$output")
+	[ "$(wc -l <<<"$mine")" -eq 8 ]
+	for q in 0 3; do
+		napi=$(nl "$NSB" queue-get "$IFB" rx "$q" | sed -n 's/.*napi-id=\([0-9]*\).*/\1/p')
+		[ "$(grep -c " napi-id=$napi inflight=0 inflight-mem=0\$" <<<"$mine")" -eq 2 ]
+	done
+	# restarting queue 3 destroys its two pools and creates two new ones
+	old=$(grep " napi-id=$napi " <<<"$mine" | cut -d' ' -f2)
+	echo 1 >"$DFSB/rxq/3/restart"
+	run nl "$NSB" page-pool-get
+	new=$(grep " ifindex=$IFB napi-id=$napi " <<<"$output" | cut -d' ' -f2)
+	[ "$(wc -l <<<"$new")" -eq 2 ]
+	[ -z "$(comm -12 <(sort <<<"$old") <(sort <<<"$new"))" ]
+	# ...which no longer exist
+	for id in $old; do
+		id=${id#id=}
+		run nl "$NSB" page-pool-get "$id"
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: No such file or directory: no page pool with this id" ]
+	done
+	# the other namespace does not see them
+	id=$(head -n1 <<<"$new"); id=${id#id=}
+	run nl "$NSA" page-pool-get "$id"
+	[ "$status" -eq 1 ]
+	run nl "$NSB" page-pool-get "$id"
+	[ "$status" -eq 0 ]
+}
+
+@test "page-pool-get: ids of 4 or 8 bytes; missing or other sizes refused" {
+	id=$(nl "$NSB" page-pool-get | grep -m1 " ifindex=$IFB " | sed 's/^page-pool id=\([0-9]*\).*/\1/')
+	run nl "$NSB" raw 5 "u64:1=$id"
+	[ "$status" -eq 0 ]
+	[[ $output == "page-pool id=$id ifindex=$IFB "* ]]
+	run nl "$NSB" raw 5 u64:1=4294967296
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: No such file or directory: no page pool with this id" ]
+	run nl "$NSB" raw 5 u16:1=1
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Numerical result out of range: binary attribute size out of range" ]
+	run nl "$NSB" raw 5 str:1=abcde
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: page pool id must be 4 or 8 bytes" ]
+	run nl "$NSB" raw 5
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Invalid argument: page pool id is required (missing attribute 1)" ]
+}

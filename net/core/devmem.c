@@ -107,19 +107,23 @@ static void net_devmem_binding_put(struct net_devmem_dmabuf_binding *binding)
 		queue_work(system_unbound_wq, &binding->free_work);
 }
 
-/* Cut the mapping into net_iovs; refuse what is not page-aligned. */
+/* Cut the mapping into net_iovs, in one pass that also threads the free
+ * list (lowest offsets first); refuse what is not page-aligned.
+ */
 static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 			  struct netlink_ext_ack *extack)
 {
-	size_t n = binding->dmabuf->size >> PAGE_SHIFT, i = 0, k;
+	size_t n = binding->dmabuf->size >> PAGE_SHIFT, i = 0, k, pages;
+	struct net_iov *niovs, *niov;
 	struct scatterlist *sg;
 	dma_addr_t addr;
 	unsigned int s;
 	size_t len;
 
-	binding->area.niovs = kvcalloc(n, sizeof(struct net_iov), GFP_KERNEL);
-	if (!binding->area.niovs)
+	niovs = kvmalloc_array(n, sizeof(*niovs), GFP_KERNEL);
+	if (!niovs)
 		return -ENOMEM;
+	binding->area.niovs = niovs;
 	binding->area.num_niovs = n;
 
 	for_each_sgtable_dma_sg(binding->sgt, sg, s) {
@@ -130,11 +134,15 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 				       "dma-buf mapping has a segment that is not page-aligned");
 			return -EINVAL;
 		}
-		for (k = 0; k < len >> PAGE_SHIFT; k++, i++) {
-			if (i == n)
-				break;
-			binding->area.niovs[i].owner = &binding->area;
-			binding->area.niovs[i].dma_addr = addr + k * PAGE_SIZE;
+		pages = min_t(size_t, len >> PAGE_SHIFT, n - i);
+		for (k = 0; k < pages; k++, i++) {
+			niov = &niovs[i];
+			niov->__unused_flags = 0;
+			niov->pp_magic = 0;
+			niov->pp = (void *)(i + 1 < n ? niov + 1 : NULL);
+			niov->owner = &binding->area;
+			niov->dma_addr = addr + k * PAGE_SIZE;
+			atomic_long_set(&niov->pp_ref_count, 0);
 		}
 	}
 	if (i != n) {
@@ -142,12 +150,7 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 			       "dma-buf mapping does not cover the dma-buf");
 		return -EINVAL;
 	}
-
-	/* The free list hands out the lowest offsets first. */
-	for (i = n; i-- > 0; ) {
-		binding->area.niovs[i].pp = (void *)binding->free_list;
-		binding->free_list = &binding->area.niovs[i];
-	}
+	binding->free_list = niovs;
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/netdev.h>
@@ -48,7 +49,7 @@ static void usage(FILE *f)
 "                                  that are down are not listed\n"
 "  page-pool-get [ID]              one page pool, or all of them\n"
 "  bind-rx IFINDEX QUEUES DMABUF [--hold] [--snapshot FILE[:LEN]]\n"
-"          [--cycles N]\n"
+"          [--cycles N] [--stats]\n"
 "                                  bind a dma-buf to rx queues QUEUES (A,B,\n"
 "                                  C-D; also tx:N, noid, notype:N to send\n"
 "                                  malformed queues); DMABUF is\n"
@@ -59,7 +60,10 @@ static void usage(FILE *f)
 "                                  (default 64K) to FILE, then FILE.done;\n"
 "                                  --cycles N binds and unbinds (closes the\n"
 "                                  socket) N times, then prints the last\n"
-"                                  reply and cycles=<binds that worked>\n"
+"                                  reply and cycles=<binds that worked>;\n"
+"                                  --stats prints how long the (last) bind\n"
+"                                  took and how much kernel memory it took\n"
+"                                  (MemFree drop; Slab+VmallocUsed growth)\n"
 "  raw [--dump] CMD [ATTR...]      send command number CMD with attributes\n"
 "                                  TYPE:NUMBER=VALUE, TYPE one of u8, u16,\n"
 "                                  u32, u64, str, flag (no =VALUE)\n"
@@ -583,6 +587,36 @@ static void snapshot(int dmabuf, const char *file, size_t len)
 	close(fd);
 }
 
+/* Kernel memory in KiB from /proc/meminfo: [0] MemFree, [1] Slab +
+ * VmallocUsed.
+ */
+static void kmem(long long out[2])
+{
+	char line[256];
+	long long v;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		sys_fatal("/proc/meminfo");
+	out[0] = out[1] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemFree: %lld", &v) == 1)
+			out[0] = v;
+		else if (sscanf(line, "Slab: %lld", &v) == 1 ||
+			 sscanf(line, "VmallocUsed: %lld", &v) == 1)
+			out[1] += v;
+	}
+	fclose(f);
+}
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
 /* bind-rx IFINDEX QUEUES DMABUF [--hold] [--snapshot FILE[:LEN]] */
 static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 {
@@ -590,7 +624,8 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 	const char *snap = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, old;
-	int i, hold = 0, dmabuf, err;
+	int i, hold = 0, stats = 0, dmabuf, err;
+	long long mem0[2], mem1[2], t0 = 0, t1 = 0;
 	char *colon;
 
 	if (argc < 5)
@@ -598,6 +633,8 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 	for (i = 5; i < argc; i++) {
 		if (!strcmp(argv[i], "--hold")) {
 			hold = 1;
+		} else if (!strcmp(argv[i], "--stats")) {
+			stats = 1;
 		} else if (!strcmp(argv[i], "--cycles") && i + 1 < argc) {
 			cycles = parse_num(argv[++i], 1000000, "cycle count");
 			if (!cycles)
@@ -651,12 +688,23 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 			parse_num(argv[2], UINT32_MAX, "ifindex"));
 		put_u32(r, NETDEV_A_DMABUF_FD, dmabuf);
 		put_queues(r, argv[3]);
+		if (stats) {
+			kmem(mem0);
+			t0 = now_us();
+		}
 		err = transact(nl, r, c == cycles ? print_msg : NULL);
+		if (stats) {
+			t1 = now_us();
+			kmem(mem1);
+		}
 		if (err)
 			break;
 	}
 	if (cycles > 1)
 		printf("cycles=%llu\n", err ? c - 1 : cycles);
+	if (stats && !err)
+		printf("bind_us=%lld memfree_kib=%lld slab_vmalloc_kib=%lld\n",
+		       t1 - t0, mem0[0] - mem1[0], mem1[1] - mem0[1]);
 	fflush(stdout);
 	if (err || !hold)
 		return err ? 1 : 0;
