@@ -40,6 +40,16 @@ unhold() {
 	wait "$HOLD_PID"
 }
 
+# refused MESSAGE ARGS...: bind-rx ARGS fails with "Error: MESSAGE".
+refused() {
+	local want="Error: $1"
+	shift
+	run nl bind-rx "$@"
+	echo "$output"
+	[ "$status" -eq 1 ] || return 1
+	[ "$output" = "$want" ] || return 1
+}
+
 # The rx queue lines of B's queue dump that name a dmabuf.
 bound_queues() { nl queue-get "$IFB" | grep " type=rx .*dmabuf=" || true; }
 
@@ -104,47 +114,29 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	run nl raw 13 "u32:1=$IFB" u32:3=0
 	[ "$status" -eq 1 ]
 	[ "$output" = "Error: Invalid argument: at least one queue is required (missing attribute 2)" ]
-	run nl bind-rx "$IFB" noid udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Invalid argument: queue id is required (missing attribute 1)" ]
-	run nl bind-rx "$IFB" notype:3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Invalid argument: queue type is required (missing attribute 3)" ]
-	run nl bind-rx "$IFB" tx:3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Invalid argument: only rx queues can be bound to a dma-buf" ]
-	run nl bind-rx "$IFB" 3 fd:77
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Bad file descriptor: fd is not a dma-buf" ]
+	refused "Invalid argument: queue id is required (missing attribute 1)" "$IFB" noid udmabuf:1M
+	refused "Invalid argument: queue type is required (missing attribute 3)" "$IFB" notype:3 udmabuf:1M
+	refused "Invalid argument: only rx queues can be bound to a dma-buf" "$IFB" tx:3 udmabuf:1M
+	refused "Bad file descriptor: fd is not a dma-buf" "$IFB" 3 fd:77
 	run bound_queues
 	[ -z "$output" ]
 }
 
 @test "bind-rx: ENODEV, ERANGE, EEXIST, header split off, and no privilege" {
-	run nl bind-rx 9999 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: No such device: no network device with this ifindex" ]
-	run nl bind-rx "$IFA" 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: No such device: no network device with this ifindex" ]
-	run nl bind-rx "$IFB" 4 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Numerical result out of range: rx queue id is out of range" ]
+	refused "No such device: no network device with this ifindex" 9999 3 udmabuf:1M
+	refused "No such device: no network device with this ifindex" "$IFA" 3 udmabuf:1M
+	refused "Numerical result out of range: rx queue id is out of range" "$IFB" 4 udmabuf:1M
 	run in_ns "$NSB" setpriv --bounding-set -net_admin --inh-caps -net_admin \
 		"$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:1M
 	[ "$status" -eq 1 ]
 	[ "$output" = "Error: Operation not permitted" ]
 
 	hold 3
-	run nl bind-rx "$IFB" 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: File exists: rx queue is already bound to a dma-buf" ]
+	refused "File exists: rx queue is already bound to a dma-buf" "$IFB" 3 udmabuf:1M
 	unhold
 
 	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
-	run nl bind-rx "$IFB" 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Invalid argument: header split (tcp-data-split) is off on the device" ]
+	refused "Invalid argument: header split (tcp-data-split) is off on the device" "$IFB" 3 udmabuf:1M
 	run bound_queues
 	[ -z "$output" ]
 }
@@ -174,9 +166,7 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 
 @test "bind-rx: XDP attached (EEXIST), AF_XDP socket on the queue (EBUSY), no queue restart (EOPNOTSUPP)" {
 	in_ns "$NSB" "$BIN/xdpq" attach "$IFB"
-	run nl bind-rx "$IFB" 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: File exists: device has an XDP program attached" ]
+	refused "File exists: device has an XDP program attached" "$IFB" 3 udmabuf:1M
 	in_ns "$NSB" "$BIN/xdpq" detach "$IFB"
 
 	out=$BATS_TEST_TMPDIR/xsk
@@ -184,23 +174,17 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	xsk=$!
 	wait_until 20 grep -q . "$out"
 	[ "$(<"$out")" = bound ]
-	run nl bind-rx "$IFB" 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Device or resource busy: rx queue is in use by an AF_XDP socket" ]
+	refused "Device or resource busy: rx queue is in use by an AF_XDP socket" "$IFB" 3 udmabuf:1M
 	kill "$xsk"
 	wait "$xsk"
 
 	ip -n "$NSB" link add vb type veth peer name va
 	vb=$(ifindex_in "$NSB" vb)
-	run nl bind-rx "$vb" 0 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Operation not supported: device cannot restart rx queues, which binding needs" ]
+	refused "Operation not supported: device cannot restart rx queues, which binding needs" "$vb" 0 udmabuf:1M
 	# a driver whose pools do not take device memory (netdevsim playing
 	# one that never opted in) is refused, and the queue left unbound
 	echo Y >"$DFSB/rxq/3/devmem_optout"
-	run nl bind-rx "$IFB" 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Operation not supported: driver does not support device memory on this rx queue" ]
+	refused "Operation not supported: driver does not support device memory on this rx queue" "$IFB" 3 udmabuf:1M
 	run bound_queues
 	[ -z "$output" ]
 }

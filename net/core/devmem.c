@@ -75,6 +75,8 @@ struct net_devmem_dmabuf_binding {
 /* Published bindings by id: the owner's and queue-get's view. */
 static DEFINE_XARRAY_FLAGS(net_devmem_bindings, XA_FLAGS_ALLOC1);
 static u32 net_devmem_next_id;
+/* How many are published: most closing sockets need not look (or lock). */
+static atomic_t net_devmem_published = ATOMIC_INIT(0);
 
 static struct net_devmem_dmabuf_binding *
 net_devmem_binding_of(const struct net_iov *niov)
@@ -301,9 +303,11 @@ int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
 {
 	binding->owner_net = net;
 	binding->owner_portid = portid;
-	return xa_alloc_cyclic(&net_devmem_bindings, &binding->id, binding,
-			       xa_limit_32b, &net_devmem_next_id,
-			       GFP_KERNEL) < 0 ? -ENOMEM : 0;
+	if (xa_alloc_cyclic(&net_devmem_bindings, &binding->id, binding,
+			    xa_limit_32b, &net_devmem_next_id, GFP_KERNEL) < 0)
+		return -ENOMEM;
+	atomic_inc(&net_devmem_published);
+	return 0;
 }
 
 u32 net_devmem_binding_id(const struct net_devmem_dmabuf_binding *binding)
@@ -340,8 +344,10 @@ void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 	if (binding->dev)
 		net_devmem_detach_queues(binding, true);
 	binding->dev = NULL;
-	if (binding->id)
+	if (binding->id) {
 		xa_erase(&net_devmem_bindings, binding->id);
+		atomic_dec(&net_devmem_published);
+	}
 	net_devmem_binding_put(binding);
 }
 
@@ -425,7 +431,8 @@ static int net_devmem_netlink_event(struct notifier_block *nb,
 	struct netlink_notify *n = ptr;
 	unsigned long id;
 
-	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC)
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
+	    !atomic_read(&net_devmem_published))
 		return NOTIFY_DONE;
 	rtnl_lock();
 	xa_for_each(&net_devmem_bindings, id, binding) {
