@@ -34,7 +34,7 @@
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <net/netlink.h>
-#include <net/netdev_queues.h>
+#include <net/netdev_rx_queue.h>
 #include <net/netmem.h>
 #include <net/page_pool.h>
 #include <net/page_pool_mp.h>

@@ -15,7 +15,7 @@
 #include <linux/rtnetlink.h>
 #include <net/busy_poll.h>
 #include <net/genetlink.h>
-#include <net/netdev_queues.h>
+#include <net/netdev_rx_queue.h>
 #include <net/sock.h>
 #include <uapi/linux/netdev.h>
 

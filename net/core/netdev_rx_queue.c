@@ -7,7 +7,7 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
-#include <net/netdev_queues.h>
+#include <net/netdev_rx_queue.h>
 
 /**
  * netdev_rx_queue_restart() - rebuild rx queue @rxq_idx of @dev

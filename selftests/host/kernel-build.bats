@@ -142,8 +142,10 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	mkdir -p "$S/base"
 	cp -al "$KBUILD/src" "$S/" 2>/dev/null || cp -a "$KBUILD/src" "$S/"
 	cp -a "$KBUILD/obj" "$KBUILD/base.stamp" "$KBUILD/managed.list" "$S/"
-	for d in net drivers uapi; do
-		[ -d "$REPO/$d/patches" ] && cp -r "$REPO/$d/patches" "$T/repo/$d/"
+	# all of our kernel files, so that the sync changes nothing but the
+	# claimed file
+	for d in net drivers uapi include; do
+		[ -d "$REPO/$d" ] && cp -r "$REPO/$d" "$T/repo/"
 	done
 	mkdir -p "$T/repo/net/core"
 	cp "$KBUILD/base/net/core/datagram.c" "$T/repo/net/core/datagram.c"

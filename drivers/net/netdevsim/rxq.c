@@ -27,7 +27,7 @@
 #include <linux/etherdevice.h>
 #include <linux/highmem.h>
 #include <linux/rtnetlink.h>
-#include <net/netdev_queues.h>
+#include <net/netdev_rx_queue.h>
 #include <net/page_pool.h>
 #include <net/page_pool_mp.h>
 

@@ -16,7 +16,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/rtnetlink.h>
-#include <net/netdev_queues.h>
+#include <net/netdev_rx_queue.h>
 
 #include "netdevsim.h"
 

@@ -8,8 +8,8 @@
  * the driver to build the new queue's memory first, swaps it in and frees
  * the old memory, or puts the old queue back when the new one cannot start.
  */
-#ifndef _NET_NETDEV_QUEUES_H
-#define _NET_NETDEV_QUEUES_H
+#ifndef _NET_NETDEV_RX_QUEUE_H
+#define _NET_NETDEV_RX_QUEUE_H
 
 #include <linux/netdevice.h>
 #include <uapi/linux/netdev.h>
@@ -62,4 +62,4 @@ static inline void netif_queue_set_napi(struct net_device *dev,
 		netdev_get_tx_queue(dev, idx)->napi = napi;
 }
 
-#endif /* _NET_NETDEV_QUEUES_H */
+#endif /* _NET_NETDEV_RX_QUEUE_H */
