@@ -178,3 +178,19 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	# only datagram.o was compiled each time: no full rebuild
 	[ "$(grep -c '^kernel: built normal kernel' <<<"$output")" -eq 3 ]
 }
+
+@test "no kernel file of ours replaces a file the base already has" {
+	# Our files are new files: one at a path the base uses would silently
+	# drop the base's version (include/net/netdev_queues.h once did).
+	# Changes to base files are patches.
+	local f clash=
+	while read -r f; do
+		case $f in
+		*/patches/*|*.md) continue ;;
+		uapi/*) [ -e "$KBUILD/base/include/$f" ] && clash+=" $f" ;;
+		*) [ -e "$KBUILD/base/$f" ] && clash+=" $f" ;;
+		esac
+	done < <(git -C "$REPO" ls-files net drivers include uapi)
+	echo "replaces a base file:${clash:- none}"
+	[ -z "$clash" ]
+}
