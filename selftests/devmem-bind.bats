@@ -129,7 +129,7 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	run in_ns "$NSB" setpriv --bounding-set -net_admin --inh-caps -net_admin \
 		"$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:1M
 	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Operation not permitted" ]
+	[ "$output" = "Error: Operation not permitted: bind-rx needs CAP_NET_ADMIN" ]
 
 	hold 3
 	refused "File exists: rx queue is already bound to a dma-buf" "$IFB" 3 udmabuf:1M
