@@ -718,6 +718,19 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 	return 0;
 }
 
+/* CMD [KEY]: the object KEY names (attribute ATTR), or a dump of all. */
+static void get_one_or_all(struct nl *nl, struct req *r, int argc,
+			   char **argv, uint8_t cmd, uint16_t attr,
+			   const char *what)
+{
+	if (argc > 3)
+		usage_error("%s takes at most one %s", argv[1], what);
+	nl_open(nl);
+	req_init(r, nl->family, cmd, argc == 2);
+	if (argc == 3)
+		put_u32(r, attr, parse_num(argv[2], UINT32_MAX, what));
+}
+
 int main(int argc, char **argv)
 {
 	static struct nl nl;
@@ -734,13 +747,8 @@ int main(int argc, char **argv)
 	}
 
 	if (!strcmp(cmd, "dev-get")) {
-		if (argc > 3)
-			usage_error("dev-get takes at most an ifindex");
-		nl_open(&nl);
-		req_init(&r, nl.family, NETDEV_CMD_DEV_GET, argc == 2);
-		if (argc == 3)
-			put_u32(&r, NETDEV_A_DEV_IFINDEX,
-				parse_num(argv[2], UINT32_MAX, "ifindex"));
+		get_one_or_all(&nl, &r, argc, argv, NETDEV_CMD_DEV_GET,
+			       NETDEV_A_DEV_IFINDEX, "ifindex");
 	} else if (!strcmp(cmd, "queue-get")) {
 		if (argc != 2 && argc != 3 && argc != 5)
 			usage_error("queue-get takes nothing, IFINDEX, or IFINDEX rx|tx ID");
@@ -760,13 +768,8 @@ int main(int argc, char **argv)
 				parse_num(argv[4], UINT32_MAX, "queue id"));
 		}
 	} else if (!strcmp(cmd, "page-pool-get")) {
-		if (argc > 3)
-			usage_error("page-pool-get takes at most an id");
-		nl_open(&nl);
-		req_init(&r, nl.family, NETDEV_CMD_PAGE_POOL_GET, argc == 2);
-		if (argc == 3)
-			put_u32(&r, NETDEV_A_PAGE_POOL_ID,
-				parse_num(argv[2], UINT32_MAX, "page pool id"));
+		get_one_or_all(&nl, &r, argc, argv, NETDEV_CMD_PAGE_POOL_GET,
+			       NETDEV_A_PAGE_POOL_ID, "page pool id");
 	} else if (!strcmp(cmd, "bind-rx")) {
 		return bind_rx(&nl, &r, argc, argv);
 	} else if (!strcmp(cmd, "raw")) {
