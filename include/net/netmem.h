@@ -112,4 +112,19 @@ static inline struct page_pool *netmem_get_pp(netmem_ref netmem)
 	return __netmem_pp_view(netmem)->pp;
 }
 
+/* A reference on a net_iov the page pool handed out: skb frags and
+ * socket tokens hold one each. The pool hands a net_iov out with one
+ * (page_pool_alloc_netmem()); when the last is dropped, the net_iov goes
+ * back to its pool (net/core/devmem.c).
+ */
+static inline void net_iov_get(struct net_iov *niov)
+{
+	atomic_long_inc(&niov->pp_ref_count);
+}
+
+void net_iov_put(struct net_iov *niov);
+
+/* The id of the dma-buf binding @niov belongs to (bind-rx's reply). */
+u32 net_iov_binding_id(const struct net_iov *niov);
+
 #endif /* _NET_NETMEM_H */

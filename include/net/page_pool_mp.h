@@ -58,11 +58,15 @@ static inline bool page_pool_is_unreadable(const struct page_pool *pool)
 static inline netmem_ref page_pool_alloc_netmem(struct page_pool *pool,
 						gfp_t gfp)
 {
-	unsigned long p = (unsigned long)page_pool_alloc_pages(pool, gfp);
+	struct page *page = page_pool_alloc_pages(pool, gfp);
+	struct net_iov *niov;
 
-	if (p && page_pool_is_unreadable(pool))
-		p |= NET_IOV;
-	return (__force netmem_ref)p;
+	if (!page || !page_pool_is_unreadable(pool))
+		return page_to_netmem(page);
+	/* The caller holds the one reference (net_iov_get/put). */
+	niov = (struct net_iov *)page;
+	atomic_long_set(&niov->pp_ref_count, 1);
+	return net_iov_to_netmem(niov);
 }
 
 static inline netmem_ref page_pool_dev_alloc_netmem(struct page_pool *pool)

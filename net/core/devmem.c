@@ -406,6 +406,20 @@ static void net_devmem_mp_release(struct page_pool *pool, struct page *page)
 	spin_unlock_irqrestore(&binding->free_lock, flags);
 }
 
+/* --- references on net_iovs (skb frags, socket tokens) ------------------ */
+
+void net_iov_put(struct net_iov *niov)
+{
+	if (atomic_long_dec_and_test(&niov->pp_ref_count))
+		page_pool_put_full_page(niov->pp, (struct page *)niov, false);
+}
+EXPORT_SYMBOL_GPL(net_iov_put);
+
+u32 net_iov_binding_id(const struct net_iov *niov)
+{
+	return net_devmem_binding_of(niov)->id;
+}
+
 static int net_devmem_mp_nl_fill(void *mp_priv, struct sk_buff *rsp)
 {
 	struct net_devmem_dmabuf_binding *binding = mp_priv;

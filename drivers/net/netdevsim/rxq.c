@@ -14,10 +14,11 @@
  *
  * A queue bound to a dma-buf gets a payload pool of net_iovs (its pool
  * is created with PP_FLAG_ALLOW_UNREADABLE_NETMEM, and the core installs
- * the binding as the pool's memory provider). Until the stack handles
- * skbs whose frags are net_iovs, such a packet is written to device
- * memory and then dropped before any skb carries it (counted in rxQ_drops
- * and, as the reason, in rxQ_devmem_drops).
+ * the binding as the pool's memory provider): payload is written to
+ * device memory and the skb, whose frags are net_iovs, is unreadable.
+ * Such a packet needs rx checksum offload (the stack cannot sum device
+ * memory): with rx-checksumming off it is dropped, counted in
+ * rxQ_devmem_drops.
  *
  * The queue restart operations (struct netdev_queue_mgmt_ops) swap a
  * queue's pools while the other queues keep running.
@@ -167,9 +168,8 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 	return skb;
 }
 
-/* The rest of the packet into payload buffers, one page each. Device
- * memory is written, then the packet is dropped (-EOPNOTSUPP): no skb
- * may carry net_iovs into a stack that cannot handle them yet.
+/* The rest of the packet into payload buffers, one page each: pages,
+ * or net_iovs on a queue bound to a dma-buf (the skb becomes unreadable).
  */
 static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			   const struct nsim_wpkt *wp, unsigned int off)
@@ -193,17 +193,10 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 		nsim_rx_fill(rq, netmem, 0, wp, off, n);
 		off += n;
 		bufs++;
-		if (netmem_is_net_iov(netmem)) {
-			page_pool_recycle_direct_netmem(pp, netmem);
-			err = -EOPNOTSUPP;
-			continue;
-		}
-		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags,
-				netmem_to_page(netmem), 0, n, PAGE_SIZE);
+		skb_add_rx_frag_netmem(skb, skb_shinfo(skb)->nr_frags, netmem,
+				       0, n, PAGE_SIZE);
 	}
 	nsim_stat_add(rq, &rq->stats.payload_bufs, bufs);
-	if (err == -EOPNOTSUPP)
-		nsim_stat_add(rq, &rq->stats.devmem_drops, 1);
 	return err;
 }
 
@@ -234,8 +227,16 @@ static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
 		skb_set_hash(skb, cb->hash,
 			     cb->l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
 	/* The wire cannot corrupt a packet, so the checksum is good. */
-	if ((features & NETIF_F_RXCSUM) && cb->l4)
+	if ((features & NETIF_F_RXCSUM) && cb->l4) {
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
+	} else if (!skb_frags_readable(skb)) {
+		/* The stack cannot checksum device memory: without rx
+		 * checksum offload such a packet cannot be delivered.
+		 */
+		nsim_stat_add(rq, &rq->stats.devmem_drops, 1);
+		kfree_skb(skb);
+		return NULL;
+	}
 
 	u64_stats_update_begin(&rq->stats.syncp);
 	rq->stats.packets++;

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Device-memory TCP receive (net/ipv4/tcp_devmem.c): recvmsg with
+ * MSG_SOCK_DEVMEM reports where payload landed in a dma-buf and lends the
+ * application a reference per fragment, named by a token in the socket's
+ * token table (sk_user_frags); SO_DEVMEM_DONTNEED gives tokens back.
+ */
+#ifndef _NET_TCP_DEVMEM_H
+#define _NET_TCP_DEVMEM_H
+
+#include <linux/sockptr.h>
+#include <linux/types.h>
+
+struct msghdr;
+struct sk_buff;
+struct sock;
+
+/* The token table of a new socket, and its end. */
+void tcp_devmem_init_sock(struct sock *sk);
+void tcp_devmem_release(struct sock *sk);
+
+/* recvmsg of up to @len bytes of an unreadable @skb from @offset, under
+ * the socket lock. Returns the bytes consumed (they may be fewer than
+ * @len) or an error: EFAULT without MSG_SOCK_DEVMEM in @flags, ETOOSMALL
+ * when the control buffer cannot hold the next cmsg.
+ */
+int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
+		       unsigned int offset, struct msghdr *msg, int len,
+		       int flags);
+
+/* SO_DEVMEM_DONTNEED, under the socket lock: returns how many were freed. */
+int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
+			 unsigned int optlen);
+
+#endif /* _NET_TCP_DEVMEM_H */
