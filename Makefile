@@ -17,14 +17,14 @@ $(RUN_EXIT_SO): tools/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug headers tools vm check demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools vm check check-full demo bench clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel tools
 
 # Userspace helpers: tools/<name>/*.c -> build/bin/<name>. They run in the
 # VM from the shared repository, so they link only against the host's libc.
-TOOLS := tcpxfer tcp-data-split udpsink netdev-nl xdpq
+TOOLS := tcpxfer tcp-data-split udpsink netdev-nl xdpq devmem-rx
 TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
 # uapi/: our new uapi headers (linux/netdev.h) before the host's.
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(REPO)/uapi
@@ -35,9 +35,19 @@ tools: $(TOOL_BINS)
 $(TOOLS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
 
 .SECONDEXPANSION:
-$(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h)
+$(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(wildcard tools/common/*.h)
 	@mkdir -p $(dir $@)
 	gcc $(TOOL_CFLAGS) -o $@ $(filter %.c,$^)
+
+# devmem-rx uses the device-memory socket ABI, which the host's headers
+# lack: it builds against the tree's installed uapi headers, as any
+# program written for mainline would.
+UAPI_HDRS := $(BUILD)/kernel/headers/x86/include
+$(BUILD)/bin/devmem-rx: TOOL_CFLAGS += -I$(UAPI_HDRS)
+$(BUILD)/bin/devmem-rx: $(UAPI_HDRS)/linux/uio.h
+$(UAPI_HDRS)/linux/uio.h: $(wildcard uapi/patches/*.patch) | ensure-deps
+	@tools/kernel/build.sh headers
+	@touch $@
 
 help:
 	@echo "make deps          install everything the project needs (apt-get, root)"
@@ -46,8 +56,10 @@ help:
 	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
 	@echo "make headers       install the tree's uapi headers (build/kernel/headers/x86/include)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
-	@echo "make check         host tests, then every selftests/*.bats in the VM on both kernels"
-	@echo "make bench         netdevsim pair vs veth TCP throughput in the VM (BENCH_ARGS=...)"
+	@echo "make check         host tests, then the selftests/*.bats in the VM: every suite on the"
+	@echo "                   normal kernel, all but selftests/debug-full-only on the debug kernel"
+	@echo "make check-full    the same with every suite on the debug kernel too"
+	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU"
 	@echo "make demo          boot the VM and show what it offers"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
@@ -93,10 +105,16 @@ check: ensure-deps tools
 	@tools/kernel/build.sh debug
 	@tools/check
 
-# BENCH_ARGS: see tools/bench/pair-throughput --help
+# Every suite on both kernels (selftests/debug-full-only: what check leaves
+# off the debug kernel).
+check-full: export CHECK_FULL := 1
+check-full: check
+
+# BENCH_ARGS: see tools/bench/pair-throughput --help;
+# DEVMEM_BENCH_ARGS: see tools/bench/devmem-rx-cpu --help
 bench: ensure-deps tools
 	@tools/kernel/build.sh normal
-	@tools/vm/run -- tools/bench/pair-throughput $(BENCH_ARGS)
+	@tools/vm/run -- 'tools/bench/pair-throughput $(BENCH_ARGS) && tools/bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS)'
 
 demo: ensure-deps tools
 	@tools/kernel/build.sh normal

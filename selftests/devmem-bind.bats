@@ -83,24 +83,42 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	nsim_leak_check
 }
 
-@test "bound queue: payload is written into the udmabuf, then the packet is dropped and counted" {
+@test "bound queue: payload is written into the udmabuf and goes up the stack in an unreadable skb" {
 	in_ns "$NSB" ethtool -K "$DEVB" ntuple on
 	# (ethtool 6.1 exits 0 when the kernel refuses a rule: check it)
 	run in_ns "$NSB" ethtool -N "$DEVB" flow-type udp4 dst-port 9000 action 3 loc 1
 	[ -z "$output" ]
 	hold 3
 	pat=$(printf 'devmem-%04d-' $(seq 1 100) | head -c 1200)
+	# no socket on port 9000: UDP answers port unreachable, quoting
+	# the headers (the payload it cannot read is zeroes)
 	in_ns "$NSA" bash -c 'printf %s "$1" >/dev/udp/'"$IP4B"'/9000' _ "$pat"
-	wait_until 20 stat_gt "$NSB" "$DEVB" rx3_devmem_drops 0
+	wait_until 20 stat_gt "$NSB" "$DEVB" rx3_payload_bufs 0
 	nsim_snap "$NSB" "$DEVB"
-	[ "${STAT[rx3_devmem_drops]}" -eq 1 ]
-	[ "${STAT[rx3_drops]}" -eq 1 ]
+	[ "${STAT[rx3_devmem_drops]}" -eq 0 ]
+	[ "${STAT[rx3_drops]}" -eq 0 ]
 	[ "${STAT[rx3_payload_bufs]}" -eq 1 ]
+	[ "${STAT[rx3_packets]}" -eq 1 ]
 	# the first buffer of the dma-buf holds the payload, read through the
 	# dma-buf's own mmap
 	kill -USR1 "$HOLD_PID"
 	wait_until 20 test -e "$HOLD_OUT.snap.done"
 	[ "$(head -c 1200 "$HOLD_OUT.snap")" = "$pat" ]
+	unhold
+}
+
+@test "bound queue, rx-checksumming off: a packet with payload in device memory is dropped and counted" {
+	in_ns "$NSB" ethtool -K "$DEVB" ntuple on rx off
+	run in_ns "$NSB" ethtool -N "$DEVB" flow-type udp4 dst-port 9000 action 3 loc 1
+	[ -z "$output" ]
+	hold 3
+	in_ns "$NSA" bash -c 'printf devmem >/dev/udp/'"$IP4B"'/9000'
+	# the stack cannot checksum device memory: the queue drops it
+	wait_until 20 stat_gt "$NSB" "$DEVB" rx3_devmem_drops 0
+	nsim_snap "$NSB" "$DEVB"
+	[ "${STAT[rx3_devmem_drops]}" -eq 1 ]
+	[ "${STAT[rx3_drops]}" -eq 1 ]
+	[ "${STAT[rx3_packets]}" -eq 0 ]
 	unhold
 }
 
@@ -264,8 +282,6 @@ kernel_mem() { awk '/^(Slab|VmallocUsed):/ { t += $2 } END { print t }' /proc/me
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} =~ ^bind-rx\ id=([0-9]+)$ ]]
 	id0=${BASH_REMATCH[1]}
-	settled() { after=$(kernel_mem); [ "$after" -le $((before + 256)) ]; }
-	before=$(kernel_mem)
 	run nl bind-rx "$IFB" 3 udmabuf:4M --cycles 1000
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -273,8 +289,16 @@ kernel_mem() { awk '/^(Slab|VmallocUsed):/ { t += $2 } END { print t }' /proc/me
 	[ "${lines[1]}" = "cycles=1000" ]
 	run bound_queues
 	[ -z "$output" ]
-	# bindings are freed from a work item: wait for them
-	wait_until 30 settled
+	# The first 1000 cycles may still grow caches that earlier tests in
+	# this boot left cold (up to ~270 KiB seen); a leak grows memory in
+	# every batch. So the second 1000 are measured: at most 128 KiB
+	# (128 bytes a cycle), once the freeing work items have run.
+	settled() { after=$(kernel_mem); [ "$after" -le $((before + 128)) ]; }
+	before=$(kernel_mem)
+	run nl bind-rx "$IFB" 3 udmabuf:4M --cycles 1000
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "cycles=1000" ]
+	wait_until 30 settled || { echo "# slab+vmalloc before ${before} KiB, after ${after} KiB" >&3; false; }
 	echo "# slab+vmalloc before ${before} KiB, after ${after} KiB" >&3
 }
 

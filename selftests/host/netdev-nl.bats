@@ -40,6 +40,12 @@ setup_file() {
 	run "$NL" raw 1 s32:1=5
 	[ "$status" -eq 2 ]
 	[ "$output" = "netdev-nl: unknown attribute type 's32' (see --help)" ]
+	run "$NL" bind-rx 1 0 udmabuf:4K --run
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: --run needs a command (see --help)" ]
+	run "$NL" bind-rx 1 0 udmabuf:4K --hold --run true
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: --run excludes --hold, --snapshot and --cycles (see --help)" ]
 	run "$NL" --help
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "Usage: netdev-nl COMMAND [ARGS]" ]

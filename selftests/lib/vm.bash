@@ -69,6 +69,12 @@ kmemleak_check() {
 	return 1
 }
 
+# on_debug DEBUG NORMAL: DEBUG on the debug kernel, else NORMAL (sizes
+# of transfers: the debug kernel moves each byte 5-7 times slower).
+on_debug() {
+	if [ "${VM_FLAVOUR:-normal}" = debug ]; then echo "$1"; else echo "$2"; fi
+}
+
 setup() {
 	vm_require_guest || return 1
 	kmsg_mark

@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,7 +50,7 @@ static void usage(FILE *f)
 "                                  that are down are not listed\n"
 "  page-pool-get [ID]              one page pool, or all of them\n"
 "  bind-rx IFINDEX QUEUES DMABUF [--hold] [--snapshot FILE[:LEN]]\n"
-"          [--cycles N] [--stats]\n"
+"          [--cycles N] [--stats] [--run COMMAND [ARGS]]\n"
 "                                  bind a dma-buf to rx queues QUEUES (A,B,\n"
 "                                  C-D; also tx:N, noid, notype:N to send\n"
 "                                  malformed queues); DMABUF is\n"
@@ -64,6 +65,11 @@ static void usage(FILE *f)
 "                                  --stats prints how long the (last) bind\n"
 "                                  took and how much kernel memory it took\n"
 "                                  (MemFree drop; Slab+VmallocUsed growth)\n"
+"                                  --run runs COMMAND while bound, with the\n"
+"                                  dma-buf's fd and the binding's id in\n"
+"                                  DEVMEM_DMABUF_FD and DEVMEM_DMABUF_ID,\n"
+"                                  forwards signals to it and exits with its\n"
+"                                  status (128+N for signal N)\n"
 "  raw [--dump] CMD [ATTR...]      send command number CMD with attributes\n"
 "                                  TYPE:NUMBER=VALUE, TYPE one of u8, u16,\n"
 "                                  u32, u64, str, flag (no =VALUE)\n"
@@ -352,6 +358,9 @@ static const struct {
 				 NETDEV_A_DMABUF_MAX },
 };
 
+/* The id in the last bind-rx reply printed. */
+static unsigned long long bound_id;
+
 static void print_msg(const struct nlmsghdr *nlh)
 {
 	const struct genlmsghdr *g = NLMSG_DATA(nlh);
@@ -376,6 +385,9 @@ static void print_msg(const struct nlmsghdr *nlh)
 		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
 			break;
 		if (type <= max && names[type] && !attr_uint(a, &v)) {
+			if (g->cmd == NETDEV_CMD_BIND_RX &&
+			    type == NETDEV_A_DMABUF_ID)
+				bound_id = v;
 			if (!strcmp(names[type], "type"))
 				printf(" type=%s", v == NETDEV_QUEUE_TYPE_RX ?
 				       "rx" : v == NETDEV_QUEUE_TYPE_TX ? "tx" :
@@ -550,10 +562,14 @@ static void put_queues(struct req *r, const char *spec)
 }
 
 static volatile sig_atomic_t got_stop, got_snap;
+static pid_t run_pid;
 
 static void on_signal(int sig)
 {
-	if (sig == SIGUSR1)
+	/* With --run, the command gets the signals. */
+	if (run_pid > 0)
+		kill(run_pid, sig);
+	else if (sig == SIGUSR1)
 		got_snap = 1;
 	else
 		got_stop = 1;
@@ -618,6 +634,43 @@ static long long now_us(void)
 }
 
 /* bind-rx IFINDEX QUEUES DMABUF [--hold] [--snapshot FILE[:LEN]] */
+/* --run: COMMAND runs while the binding holds, with the dma-buf's fd and
+ * the binding's id in DEVMEM_DMABUF_FD and DEVMEM_DMABUF_ID; signals go
+ * to it; its exit status becomes ours (128 + N for signal N).
+ */
+static int run_bound(int dmabuf, char **argv, const sigset_t *mask)
+{
+	char num[32];
+	int status;
+
+	fflush(stdout);
+	run_pid = fork();
+	if (run_pid < 0)
+		sys_fatal("fork");
+	if (!run_pid) {
+		snprintf(num, sizeof(num), "%d", dmabuf);
+		setenv("DEVMEM_DMABUF_FD", num, 1);
+		snprintf(num, sizeof(num), "%llu", bound_id);
+		setenv("DEVMEM_DMABUF_ID", num, 1);
+		if (fcntl(dmabuf, F_SETFD, 0) < 0)
+			sys_fatal("fcntl");
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGUSR1, SIG_DFL);
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s: %s\n", progname, argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	while (waitpid(run_pid, &status, 0) < 0)
+		if (errno != EINTR)
+			sys_fatal("waitpid");
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+				   128 + WTERMSIG(status);
+}
+
 static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 {
 	unsigned long long size = 0, snap_len = 64 << 10, cycles = 1, c;
@@ -626,12 +679,18 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 	sigset_t block, old;
 	int i, hold = 0, stats = 0, dmabuf, err;
 	long long mem0[2], mem1[2], t0 = 0, t1 = 0;
+	char **run = NULL;
 	char *colon;
 
 	if (argc < 5)
 		usage_error("bind-rx needs IFINDEX QUEUES DMABUF");
 	for (i = 5; i < argc; i++) {
-		if (!strcmp(argv[i], "--hold")) {
+		if (!strcmp(argv[i], "--run")) {
+			if (i + 1 == argc)
+				usage_error("--run needs a command");
+			run = argv + i + 1;
+			break;
+		} else if (!strcmp(argv[i], "--hold")) {
 			hold = 1;
 		} else if (!strcmp(argv[i], "--stats")) {
 			stats = 1;
@@ -652,7 +711,7 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 	}
 	if (!strncmp(argv[4], "udmabuf:", 8)) {
 		size = parse_size(argv[4] + 8);
-		if (snap_len > size)
+		if (snap && snap_len > size)
 			usage_error("snapshot longer than the udmabuf");
 	} else if (!strncmp(argv[4], "fd:", 3)) {
 		if (snap)
@@ -665,6 +724,8 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 		usage_error("--snapshot needs --hold");
 	if (cycles > 1 && hold)
 		usage_error("--cycles and --hold exclude each other");
+	if (run && (hold || cycles > 1))
+		usage_error("--run excludes --hold, --snapshot and --cycles");
 
 	/* Signals wait until the binding exists. */
 	sigemptyset(&block);
@@ -706,6 +767,8 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 		printf("bind_us=%lld memfree_kib=%lld slab_vmalloc_kib=%lld\n",
 		       t1 - t0, mem0[0] - mem1[0], mem1[1] - mem0[1]);
 	fflush(stdout);
+	if (!err && run)
+		return run_bound(dmabuf, run, &old);
 	if (err || !hold)
 		return err ? 1 : 0;
 	while (!got_stop) {

@@ -38,12 +38,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/pattern.h"
+
 #define __noreturn	__attribute__((noreturn))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 
 #define PROG		"tcpxfer"
 #define CHUNK		(256 * 1024)	/* bytes per send()/recv() */
-#define GOLDEN		0x9e3779b97f4a7c15ULL
+#define GOLDEN		PATTERN_GOLDEN
 #define RETRY_NS	50000000L	/* 50 ms between refused connects */
 
 enum mode { MODE_NONE, MODE_LISTEN, MODE_CONNECT };
@@ -191,64 +193,7 @@ static void __noreturn sys_fatal(const char *what, int err)
 	exit(1);
 }
 
-/* ---- pattern ---- */
-
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Word @idx of the stream as it lies in memory (little-endian). */
-static inline uint64_t pattern_word(uint64_t base, uint64_t idx)
-{
-	return htole64(mix64(base + idx));
-}
-
-static inline uint8_t pattern_byte(uint64_t base, uint64_t off)
-{
-	return mix64(base + off / 8) >> (8 * (off % 8));
-}
-
-/* Fill @buf with stream bytes [@off, @off + @len). */
-static void pattern_fill(uint64_t base, uint64_t off, uint8_t *buf, size_t len)
-{
-	uint64_t w;
-
-	for (; len && off % 8; len--)
-		*buf++ = pattern_byte(base, off++);
-	for (; len >= 8; len -= 8, buf += 8, off += 8) {
-		w = pattern_word(base, off / 8);
-		memcpy(buf, &w, 8);
-	}
-	for (; len; len--)
-		*buf++ = pattern_byte(base, off++);
-}
-
-/*
- * Check @buf against stream bytes [@off, @off + @len).  Returns the index
- * in @buf of the first wrong byte, or @len if all are right.
- */
-static size_t pattern_check(uint64_t base, uint64_t off, const uint8_t *buf,
-			    size_t len)
-{
-	size_t i = 0;
-	uint64_t w;
-
-	for (; i < len && (off + i) % 8; i++)
-		if (buf[i] != pattern_byte(base, off + i))
-			return i;
-	for (; len - i >= 8; i += 8) {
-		memcpy(&w, buf + i, 8);
-		if (w != pattern_word(base, (off + i) / 8))
-			break;
-	}
-	for (; i < len; i++)
-		if (buf[i] != pattern_byte(base, off + i))
-			return i;
-	return len;
-}
+/* ---- pattern: tools/common/pattern.h ---- */
 
 /* Hidden --dump OFFSET COUNT: the pattern in hex, 16 bytes a line. */
 static int dump_pattern(const struct opts *o)
