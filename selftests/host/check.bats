@@ -167,3 +167,30 @@ fake_runner() {
 	[ "${lines[-2]}" = "run on the debug kernel with kmemleak=off (selftests/debug-kmemleak-off): b.bats" ]
 	[ "${lines[-1]}" = "10 passed, 0 failed" ]
 }
+
+@test "debug-full-only: a listed suite runs on the normal kernel only, unless CHECK_FULL=1" {
+	fake_runner
+	printf '# comment\nc.bats  covered elsewhere\n' >"$T/selftests/debug-full-only"
+	printf 'b.bats  too slow there\n' >"$T/selftests/debug-kmemleak-off"
+	plan 2
+	[ "$status" -eq 0 ]
+	got=$(for w in 1 2; do run_suites "vm-debug.$w"; run_suites "vm-debug-nokmemleak.$w"; done | sort | tr '\n' ' ')
+	[ "$got" = "a.bats b.bats d.bats e.bats " ]
+	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
+	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+	grep -qx 'not on the debug kernel (CHECK_FULL=1 runs it there): c.bats: covered elsewhere' <<<"$output"
+	CHECK_JOBS=1 run "$T/tools/check" vm vm-debug
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^\[vm\.1\] ok [0-9]* normal selftests/c.bats" <<<"$output")" = 1 ]
+	[ "$(grep -c "^\[vm-debug[^]]*\] ok [0-9]* debug[^ ]* selftests/c.bats" <<<"$output")" = 0 ]
+	[ "${lines[-2]}" = "not run on the debug kernel (selftests/debug-full-only; CHECK_FULL=1 runs them): c.bats" ]
+	[ "${lines[-1]}" = "9 passed, 0 failed" ]
+	# a full check runs it on the debug kernel too (kmemleak on: not listed there)
+	CHECK_FULL=1 CHECK_JOBS=1 run "$T/tools/check" vm vm-debug
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^\[vm-debug\.1\] ok [0-9]* debug selftests/c.bats" <<<"$output")" = 1 ]
+	[[ $output != *"not run on the debug kernel"* ]]
+	[ "${lines[-1]}" = "10 passed, 0 failed" ]
+}
