@@ -17,10 +17,10 @@ $(RUN_EXIT_SO): tools/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug headers tools vm check check-full demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools libdevmem vm check check-full demo bench clean distclean
 .DEFAULT_GOAL := all
 
-all: kernel tools
+all: kernel tools libdevmem
 
 # Userspace helpers: tools/<name>/*.c -> build/bin/<name>. They run in the
 # VM from the shared repository, so they link only against the host's libc.
@@ -49,10 +49,15 @@ $(UAPI_HDRS)/linux/uio.h: $(wildcard uapi/patches/*.patch) | ensure-deps
 	@tools/kernel/build.sh headers
 	@touch $@
 
+# libdevmem: build/libdevmem (the library and its test programs).
+libdevmem: $(UAPI_HDRS)/linux/uio.h
+	@$(MAKE) -s -C libdevmem all tests
+
 help:
 	@echo "make deps          install everything the project needs (apt-get, root)"
 	@echo "make kernel        build the test kernel (build/kernel/obj)"
 	@echo "make tools         build the userspace helpers (build/bin)"
+	@echo "make libdevmem     build libdevmem and its tests (build/libdevmem; install: make -C libdevmem install)"
 	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
 	@echo "make headers       install the tree's uapi headers (build/kernel/headers/x86/include)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
@@ -100,7 +105,7 @@ vm: $(VM_KERNEL)
 	@tools/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD))
 endif
 
-check: ensure-deps tools
+check: ensure-deps tools libdevmem
 	@tools/kernel/build.sh normal
 	@tools/kernel/build.sh debug
 	@tools/check

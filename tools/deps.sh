@@ -16,7 +16,7 @@ PACKAGES=(
 	qemu-system-x86 bats iproute2 ethtool socat procps util-linux
 	tcpdump nftables
 	# userspace
-	libnl-genl-3-dev liburing-dev pkg-config
+	libnl-genl-3-dev liburing-dev pkg-config g++ binutils man-db groff-base
 )
 # DEPS_PACKAGES replaces the list (the tests use it to see a missing one).
 [ -n "${DEPS_PACKAGES:-}" ] && read -r -a PACKAGES <<<"$DEPS_PACKAGES"

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR MIT) */
+/*
+ * libdevmem: device-memory TCP from user space.
+ *
+ * Every function that can fail returns 0 (or a count) on success and a
+ * negative errno value on failure; none of them reads or sets errno.
+ * Functions that say so also leave a human-readable reason, retrievable
+ * with devmem_last_error(), in a per-thread buffer.
+ *
+ * This header needs nothing from the kernel's devmem ABI: it builds on a
+ * system whose headers predate device-memory TCP.
+ */
+#ifndef LIBDEVMEM_DEVMEM_H
+#define LIBDEVMEM_DEVMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct msghdr;
+
+/* Reason text of the last failure in this thread; "" when there is none. */
+const char *devmem_last_error(void);
+
+/*
+ * Receive
+ */
+
+/* One fragment of payload that landed in a bound dma-buf. */
+struct devmem_frag {
+	uint64_t offset;	/* where it starts in the dma-buf */
+	uint32_t size;		/* bytes */
+	uint32_t token;		/* give back through a devmem_recycler */
+	uint32_t dmabuf_id;	/* the binding's id (netdev bind-rx reply) */
+};
+
+/* devmem_parse_cmsgs() flags */
+#define DEVMEM_CMSG_SKIP_OTHER	(1U << 0)	/* ignore non-devmem cmsgs */
+
+/*
+ * Walk the control messages of @msg after recvmsg(MSG_SOCK_DEVMEM).
+ * Stores up to @max_frags fragments in @frags, the number the message
+ * carries in *@nr_frags and the bytes reported by SCM_DEVMEM_LINEAR in
+ * *@linear (either pointer may be NULL).
+ * Returns 0; -EBADMSG if the kernel truncated the control data
+ * (MSG_CTRUNC); -EPROTO for a malformed devmem cmsg, or for any other
+ * cmsg unless @flags has DEVMEM_CMSG_SKIP_OTHER; -ENOSPC if @frags is too
+ * small: the first @max_frags are stored and *@nr_frags says how many
+ * an array must hold; -EINVAL for unknown @flags or missing pointers.
+ */
+int devmem_parse_cmsgs(const struct msghdr *msg, unsigned int flags,
+		       struct devmem_frag *frags, size_t max_frags,
+		       size_t *nr_frags, uint64_t *linear);
+
+/* A receive context: the control buffer and fragment array of one socket
+ * reader. Not safe for concurrent use.
+ */
+struct devmem_rx;
+
+/* The largest control buffer, in fragments. */
+#define DEVMEM_RX_MAX_FRAGS	65536U
+
+/*
+ * Create a receive context whose control buffer starts with room for
+ * @frags fragments (0 picks 128; at most DEVMEM_RX_MAX_FRAGS).
+ * @cmsg_flags are devmem_parse_cmsgs() flags.
+ * Returns 0 and stores the context in *@rxp; -EINVAL, -ENOMEM.
+ */
+int devmem_rx_new(struct devmem_rx **rxp, unsigned int frags,
+		  unsigned int cmsg_flags);
+void devmem_rx_free(struct devmem_rx *rx);
+
+/* What one devmem_recv() got. @frags belongs to the context: valid until
+ * its next devmem_recv() or devmem_rx_free().
+ */
+struct devmem_rx_result {
+	const struct devmem_frag *frags;
+	size_t nr_frags;
+	size_t host_bytes;	/* copied into the caller's buffer */
+	size_t dmabuf_bytes;	/* the sum of the fragments' sizes */
+};
+
+/*
+ * recvmsg(@fd, MSG_SOCK_DEVMEM | @flags) into @buf (@len bytes for
+ * host-memory data). When the control buffer cannot hold one cmsg
+ * (ETOOSMALL, nothing received), it is doubled and the call retried, up
+ * to DEVMEM_RX_MAX_FRAGS. A buffer that fills stops the call early; the
+ * rest stays queued for the next one.
+ * Returns the bytes received (host_bytes + dmabuf_bytes, also in *@res),
+ * 0 at end of stream, or -errno: recvmsg's errors; -EMSGSIZE if the
+ * largest control buffer is still too small; -ENOMEM; -EINVAL; -EBADMSG
+ * and -EPROTO as devmem_parse_cmsgs() (-EPROTO also when the byte counts
+ * of the cmsgs do not add up to what recvmsg returned). After -EBADMSG or
+ * -EPROTO the data was consumed and the socket may hold tokens never
+ * reported: close it.
+ */
+ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf, size_t len,
+		    int flags, struct devmem_rx_result *res);
+
+/*
+ * Token recycling
+ */
+
+/* Tokens are handed back with SO_DEVMEM_DONTNEED, which takes at most
+ * this many ranges and looks at this many tokens per call.
+ */
+#define DEVMEM_DONTNEED_MAX_RANGES	128U
+#define DEVMEM_DONTNEED_MAX_TOKENS	1024U
+
+struct devmem_recycler;
+
+struct devmem_recycler_stats {
+	uint64_t freed;		/* tokens the kernel took back */
+	uint64_t unknown;	/* tokens it did not hold (or added twice) */
+	uint64_t calls;		/* successful SO_DEVMEM_DONTNEED calls */
+	uint64_t pending;	/* tokens waiting for the next flush */
+};
+
+/*
+ * Create a recycler for the tokens of socket @fd (not owned: close it
+ * after devmem_recycler_free()). Adding tokens flushes once @batch are
+ * pending (0 picks DEVMEM_DONTNEED_MAX_TOKENS). Not safe for concurrent
+ * use.
+ * Returns 0 and stores it in *@rcp; -EBADF for a negative @fd, -ENOMEM.
+ */
+int devmem_recycler_new(struct devmem_recycler **rcp, int fd,
+			unsigned int batch);
+
+/* Pending tokens are dropped, not flushed: the socket frees them when it
+ * closes.
+ */
+void devmem_recycler_free(struct devmem_recycler *rc);
+
+/*
+ * Queue one token, or the tokens of @nr fragments, flushing when the
+ * batch is full. Returns 0, -ENOMEM (nothing queued), or the error of
+ * the flush it triggered (the tokens are queued and stay pending).
+ */
+int devmem_recycler_add(struct devmem_recycler *rc, uint32_t token);
+int devmem_recycler_add_frags(struct devmem_recycler *rc,
+			      const struct devmem_frag *frags, size_t nr);
+
+/*
+ * Hand every pending token back: sorted, duplicates dropped, adjacent
+ * tokens merged into ranges, at most DEVMEM_DONTNEED_MAX_RANGES ranges
+ * and DEVMEM_DONTNEED_MAX_TOKENS tokens per call. Tokens the socket did
+ * not hold are counted as unknown.
+ * Returns the number of tokens freed, or -errno from setsockopt (the
+ * tokens not yet handed back stay pending); -EPROTO if the kernel claims
+ * to have freed more than it was given.
+ */
+ssize_t devmem_recycler_flush(struct devmem_recycler *rc);
+
+void devmem_recycler_get_stats(const struct devmem_recycler *rc,
+			       struct devmem_recycler_stats *stats);
+
+/*
+ * dma-buf providers
+ */
+
+enum devmem_dmabuf_kind {
+	DEVMEM_DMABUF_UDMABUF = 1,	/* host memory: memfd + /dev/udmabuf */
+	DEVMEM_DMABUF_HEAP,		/* /dev/dma_heap/<name> */
+	DEVMEM_DMABUF_CUDA,		/* GPU memory through libcuda */
+	DEVMEM_DMABUF_IMPORTED,		/* an fd from elsewhere */
+};
+
+struct devmem_dmabuf;
+
+/*
+ * Allocate @size bytes (a multiple of the page size) and export them as a
+ * dma-buf. devmem_dmabuf_heap() takes the heap's name (NULL: "system");
+ * devmem_dmabuf_cuda() a CUDA device ordinal and loads libcuda.so.1 at
+ * run time. devmem_dmabuf_import() takes a duplicate of @fd (the caller
+ * keeps its own) and learns the size from it.
+ * Returns 0 and stores the buffer in *@dbp, or -errno with a reason in
+ * devmem_last_error(): -EINVAL (size, name or ordinal); -ENOENT (no
+ * /dev/udmabuf, no such heap, no libcuda.so.1); -ENODEV (no usable GPU
+ * with that ordinal); -EOPNOTSUPP (the GPU or driver cannot export
+ * dma-bufs); -EIO (another CUDA failure); -EBADF (import); -ENOMEM; the
+ * kernel's errors.
+ */
+int devmem_dmabuf_udmabuf(struct devmem_dmabuf **dbp, size_t size);
+int devmem_dmabuf_heap(struct devmem_dmabuf **dbp, const char *heap,
+		       size_t size);
+int devmem_dmabuf_cuda(struct devmem_dmabuf **dbp, int device, size_t size);
+int devmem_dmabuf_import(struct devmem_dmabuf **dbp, int fd);
+
+/* Unmaps, closes the fd and releases the memory; NULL is a no-op. */
+void devmem_dmabuf_free(struct devmem_dmabuf *db);
+
+int devmem_dmabuf_fd(const struct devmem_dmabuf *db);
+size_t devmem_dmabuf_size(const struct devmem_dmabuf *db);
+enum devmem_dmabuf_kind devmem_dmabuf_kind(const struct devmem_dmabuf *db);
+
+/*
+ * Copy bytes [@off, @off + @len) of the buffer to @dst. Host memory is
+ * mapped on first use and read between DMA_BUF_IOCTL_SYNC start and end;
+ * GPU memory is copied by the CUDA driver. Not safe for concurrent use.
+ * Returns 0, or -errno with a reason in devmem_last_error(): -EINVAL
+ * (out of range); mmap's and the sync ioctl's errors (-ENOTTY: not a
+ * dma-buf); -EIO (the CUDA copy failed).
+ */
+int devmem_dmabuf_read(struct devmem_dmabuf *db, uint64_t off, void *dst,
+		       size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBDEVMEM_DEVMEM_H */

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * The dma-buf object: lifetime, import of an fd made elsewhere, and CPU
+ * reads of host-backed buffers through a mapping bracketed by
+ * DMA_BUF_IOCTL_SYNC, which is what makes the device's writes visible.
+ */
+#include "dmabuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct devmem_dmabuf *devmem_dmabuf_wrap(enum devmem_dmabuf_kind kind, int fd,
+					 size_t size,
+					 const struct devmem_dmabuf_ops *ops,
+					 void *priv)
+{
+	struct devmem_dmabuf *db;
+
+	db = calloc(1, sizeof(*db));
+	if (!db)
+		return NULL;
+	db->fd = fd;
+	db->size = size;
+	db->kind = kind;
+	db->ops = ops;
+	db->priv = priv;
+	return db;
+}
+
+int devmem_dmabuf_check_size(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!size || size % page)
+		return devmem_fail(-EINVAL,
+				   "size %zu is not a positive multiple of the page size (%zu)",
+				   size, page);
+	return 0;
+}
+
+DEVMEM_EXPORT void devmem_dmabuf_free(struct devmem_dmabuf *db)
+{
+	if (!db)
+		return;
+	if (db->map)
+		munmap((void *)db->map, db->size);
+	close(db->fd);
+	if (db->ops && db->ops->release)
+		db->ops->release(db);
+	free(db);
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_fd(const struct devmem_dmabuf *db)
+{
+	return db->fd;
+}
+
+DEVMEM_EXPORT size_t devmem_dmabuf_size(const struct devmem_dmabuf *db)
+{
+	return db->size;
+}
+
+DEVMEM_EXPORT enum devmem_dmabuf_kind
+devmem_dmabuf_kind(const struct devmem_dmabuf *db)
+{
+	return db->kind;
+}
+
+/*
+ * A dma-buf tells its size through lseek(SEEK_END) (st_size says the same
+ * on current kernels). The fd shares its position with the caller's, so
+ * put it back: dma-bufs have none (SEEK_CUR fails), other files do.
+ */
+static int devmem_fd_size(int fd, size_t *size)
+{
+	struct stat st;
+	off_t cur, end;
+
+	if (fstat(fd, &st))
+		return devmem_fail_errno(-errno, "fstat of fd %d", fd);
+	if (S_ISDIR(st.st_mode))
+		return devmem_fail(-EINVAL, "fd %d is a directory", fd);
+	cur = lseek(fd, 0, SEEK_CUR);
+	end = lseek(fd, 0, SEEK_END);
+	if (end >= 0)
+		lseek(fd, cur >= 0 ? cur : 0, SEEK_SET);
+	else if (st.st_size > 0)
+		end = st.st_size;
+	else
+		return devmem_fail_errno(-errno, "size of fd %d", fd);
+	if (!end)
+		return devmem_fail(-EINVAL, "fd %d is empty", fd);
+	*size = (size_t)end;
+	return 0;
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_import(struct devmem_dmabuf **dbp, int fd)
+{
+	struct devmem_dmabuf *db;
+	size_t size = 0;
+	int dup, err;
+
+	devmem_error_clear();
+	if (!dbp)
+		return devmem_fail(-EINVAL, "no place for the result");
+	if (fd < 0)
+		return devmem_fail(-EBADF, "fd %d", fd);
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup < 0)
+		return devmem_fail_errno(-errno, "dup of fd %d", fd);
+	err = devmem_fd_size(dup, &size);
+	if (err)
+		goto err_close_dup;
+	db = devmem_dmabuf_wrap(DEVMEM_DMABUF_IMPORTED, dup, size, NULL, NULL);
+	if (!db) {
+		err = devmem_fail(-ENOMEM, "out of memory");
+		goto err_close_dup;
+	}
+	*dbp = db;
+	return 0;
+
+err_close_dup:
+	close(dup);
+	return err;
+}
+
+static int devmem_dmabuf_sync(int fd, uint64_t flags)
+{
+	struct dma_buf_sync sync = { .flags = flags };
+
+	while (ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+static int devmem_dmabuf_map(struct devmem_dmabuf *db)
+{
+	void *map;
+
+	map = mmap(NULL, db->size, PROT_READ, MAP_SHARED, db->fd, 0);
+	if (map == MAP_FAILED)
+		return devmem_fail_errno(-errno, "mmap of dma-buf fd %d",
+					 db->fd);
+	db->map = map;
+	return 0;
+}
+
+static int devmem_dmabuf_read_mapped(struct devmem_dmabuf *db, uint64_t off,
+				     void *dst, size_t len)
+{
+	int err;
+
+	if (!db->map) {
+		err = devmem_dmabuf_map(db);
+		if (err)
+			return err;
+	}
+	err = devmem_dmabuf_sync(db->fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	if (err)
+		return devmem_fail_errno(err, "DMA_BUF_IOCTL_SYNC start on fd %d",
+					 db->fd);
+	memcpy(dst, (const unsigned char *)db->map + off, len);
+	err = devmem_dmabuf_sync(db->fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	if (err)
+		return devmem_fail_errno(err, "DMA_BUF_IOCTL_SYNC end on fd %d",
+					 db->fd);
+	return 0;
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_read(struct devmem_dmabuf *db, uint64_t off,
+				     void *dst, size_t len)
+{
+	devmem_error_clear();
+	if (!db || (len && !dst))
+		return devmem_fail(-EINVAL, "no buffer");
+	if (off > db->size || len > db->size - off)
+		return devmem_fail(-EINVAL,
+				   "bytes %llu+%zu are outside the %zu-byte buffer",
+				   (unsigned long long)off, len, db->size);
+	if (!len)
+		return 0;
+	if (db->ops && db->ops->read)
+		return db->ops->read(db, off, dst, len);
+	return devmem_dmabuf_read_mapped(db, off, dst, len);
+}

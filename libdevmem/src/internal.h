@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR MIT) */
+/*
+ * libdevmem internals: the kernel's devmem socket ABI, error reporting
+ * and the hooks the unit tests use. Never installed.
+ *
+ * Include this before any system header: the kernel's linux/uio.h, which
+ * carries struct dmabuf_cmsg and struct dmabuf_token, defines struct
+ * iovec as glibc does, so it comes first and glibc is told.
+ */
+#ifndef LIBDEVMEM_INTERNAL_H
+#define LIBDEVMEM_INTERNAL_H
+
+#include <linux/uio.h>
+#define __iovec_defined 1
+
+#include <sys/socket.h>
+
+#include "devmem.h"
+
+#ifndef SO_DEVMEM_DONTNEED
+#error "the kernel headers lack device-memory TCP (SO_DEVMEM_*): build against the tree's uapi headers"
+#endif
+/* Not in the uapi headers, as in mainline. */
+#ifndef MSG_SOCK_DEVMEM
+#define MSG_SOCK_DEVMEM		0x2000000
+#endif
+/* Kernel-internal errno that devmem recvmsg returns to user space. */
+#ifndef ETOOSMALL
+#define ETOOSMALL		525
+#endif
+
+_Static_assert(sizeof(struct dmabuf_cmsg) == 24, "struct dmabuf_cmsg ABI");
+_Static_assert(sizeof(struct dmabuf_token) == 8, "struct dmabuf_token ABI");
+
+#define DEVMEM_EXPORT		__attribute__((visibility("default")))
+
+/* The per-thread reason behind devmem_last_error(). devmem_fail() and
+ * devmem_fail_errno() (which appends ": strerror(-err)") set it and
+ * return @err, a negative errno.
+ */
+void devmem_error_clear(void);
+int devmem_fail(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int devmem_fail_errno(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Test hooks: replace the system call an object makes. Each returns what
+ * the system call would, with -errno for failure.
+ */
+typedef ssize_t (*devmem_recvmsg_fn)(int fd, struct msghdr *msg, int flags,
+				     void *arg);
+void devmem_rx_set_recvmsg(struct devmem_rx *rx, devmem_recvmsg_fn fn,
+			   void *arg);
+
+typedef int (*devmem_dontneed_fn)(int fd, const struct dmabuf_token *ranges,
+				  unsigned int nr, void *arg);
+void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
+				  devmem_dontneed_fn fn, void *arg);
+
+#endif /* LIBDEVMEM_INTERNAL_H */

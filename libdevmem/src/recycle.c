@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * Token recycling: tokens go back to the socket with SO_DEVMEM_DONTNEED
+ * as ranges of consecutive numbers. The kernel takes at most
+ * DEVMEM_DONTNEED_MAX_RANGES ranges per call, looks at no more than
+ * DEVMEM_DONTNEED_MAX_TOKENS tokens (the rest of a longer call is
+ * ignored, not refused) and returns how many it freed. Tokens come back
+ * from the application in any order, so a batch is sorted first: runs
+ * of consecutive tokens become single ranges.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct devmem_recycler {
+	int fd;
+	unsigned int batch;		/* flush when this many are pending */
+	uint32_t *tokens;		/* pending */
+	size_t nr, cap;
+	struct devmem_recycler_stats stats;
+	devmem_dontneed_fn dontneed;
+	void *dontneed_arg;
+	struct dmabuf_token ranges[DEVMEM_DONTNEED_MAX_RANGES];
+};
+
+static int devmem_recycler_sys_dontneed(int fd,
+					const struct dmabuf_token *ranges,
+					unsigned int nr, void *arg)
+{
+	int ret;
+
+	(void)arg;
+	ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, ranges,
+			 nr * sizeof(*ranges));
+	return ret < 0 ? -errno : ret;
+}
+
+DEVMEM_EXPORT int devmem_recycler_new(struct devmem_recycler **rcp, int fd,
+				      unsigned int batch)
+{
+	struct devmem_recycler *rc;
+
+	if (!rcp)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+
+	rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return -ENOMEM;
+	rc->fd = fd;
+	rc->batch = batch ? batch : DEVMEM_DONTNEED_MAX_TOKENS;
+	rc->dontneed = devmem_recycler_sys_dontneed;
+	*rcp = rc;
+	return 0;
+}
+
+DEVMEM_EXPORT void devmem_recycler_free(struct devmem_recycler *rc)
+{
+	if (!rc)
+		return;
+	free(rc->tokens);
+	free(rc);
+}
+
+void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
+				  devmem_dontneed_fn fn, void *arg)
+{
+	rc->dontneed = fn ? fn : devmem_recycler_sys_dontneed;
+	rc->dontneed_arg = arg;
+}
+
+DEVMEM_EXPORT void devmem_recycler_get_stats(const struct devmem_recycler *rc,
+					     struct devmem_recycler_stats *stats)
+{
+	*stats = rc->stats;
+	stats->pending = rc->nr;
+}
+
+/* Room for @more pending tokens. */
+static int devmem_recycler_reserve(struct devmem_recycler *rc, size_t more)
+{
+	size_t need, cap;
+	uint32_t *tokens;
+
+	if (more > SIZE_MAX / sizeof(*tokens) - rc->nr)
+		return -ENOMEM;
+	need = rc->nr + more;
+	if (need <= rc->cap)
+		return 0;
+	cap = need > 2 * rc->cap ? need : 2 * rc->cap;
+	if (cap < 64)
+		cap = 64;
+	if (cap > SIZE_MAX / sizeof(*tokens))
+		cap = need;
+
+	tokens = realloc(rc->tokens, cap * sizeof(*tokens));
+	if (!tokens)
+		return -ENOMEM;
+	rc->tokens = tokens;
+	rc->cap = cap;
+	return 0;
+}
+
+static int devmem_recycler_maybe_flush(struct devmem_recycler *rc)
+{
+	ssize_t ret;
+
+	if (rc->nr < rc->batch)
+		return 0;
+	ret = devmem_recycler_flush(rc);
+	return ret < 0 ? (int)ret : 0;
+}
+
+DEVMEM_EXPORT int devmem_recycler_add(struct devmem_recycler *rc,
+				      uint32_t token)
+{
+	int err;
+
+	if (!rc)
+		return -EINVAL;
+	err = devmem_recycler_reserve(rc, 1);
+	if (err)
+		return err;
+	rc->tokens[rc->nr++] = token;
+	return devmem_recycler_maybe_flush(rc);
+}
+
+DEVMEM_EXPORT int devmem_recycler_add_frags(struct devmem_recycler *rc,
+					    const struct devmem_frag *frags,
+					    size_t nr)
+{
+	size_t i;
+	int err;
+
+	if (!rc || (nr && !frags))
+		return -EINVAL;
+	err = devmem_recycler_reserve(rc, nr);
+	if (err)
+		return err;
+	for (i = 0; i < nr; i++)
+		rc->tokens[rc->nr++] = frags[i].token;
+	return devmem_recycler_maybe_flush(rc);
+}
+
+static int devmem_token_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sort the pending tokens and drop repeats, counting them as unknown:
+ * the socket holds a token once, so the second return would find nothing.
+ */
+static void devmem_recycler_sort(struct devmem_recycler *rc)
+{
+	size_t i, n = 1;
+
+	qsort(rc->tokens, rc->nr, sizeof(*rc->tokens), devmem_token_cmp);
+	for (i = 1; i < rc->nr; i++)
+		if (rc->tokens[i] != rc->tokens[n - 1])
+			rc->tokens[n++] = rc->tokens[i];
+	rc->stats.unknown += rc->nr - n;
+	rc->nr = n;
+}
+
+/*
+ * Fill rc->ranges from the sorted tokens at @first: as many ranges as one
+ * call takes, without going over the token limit (a long run is split).
+ * Returns the number of ranges; *@count says how many tokens they cover.
+ */
+static unsigned int devmem_recycler_ranges(struct devmem_recycler *rc,
+					   size_t first, size_t *count)
+{
+	unsigned int nr = 0;
+	size_t i = first, tokens = 0;
+	uint32_t start, len;
+
+	while (i < rc->nr && nr < DEVMEM_DONTNEED_MAX_RANGES &&
+	       tokens < DEVMEM_DONTNEED_MAX_TOKENS) {
+		start = rc->tokens[i++];
+		len = 1;
+		while (i < rc->nr && rc->tokens[i] == start + len &&
+		       tokens + len < DEVMEM_DONTNEED_MAX_TOKENS) {
+			i++;
+			len++;
+		}
+		rc->ranges[nr].token_start = start;
+		rc->ranges[nr].token_count = len;
+		nr++;
+		tokens += len;
+	}
+	*count = tokens;
+	return nr;
+}
+
+DEVMEM_EXPORT ssize_t devmem_recycler_flush(struct devmem_recycler *rc)
+{
+	size_t done = 0, count;
+	unsigned int nr;
+	ssize_t freed = 0;
+	int ret = 0;
+
+	if (!rc)
+		return -EINVAL;
+	if (!rc->nr)
+		return 0;
+
+	devmem_recycler_sort(rc);
+	while (done < rc->nr) {
+		nr = devmem_recycler_ranges(rc, done, &count);
+		ret = rc->dontneed(rc->fd, rc->ranges, nr, rc->dontneed_arg);
+		if (ret < 0)
+			break;
+		/* The call went through: these tokens are no longer ours. */
+		done += count;
+		rc->stats.calls++;
+		if ((size_t)ret > count) {
+			ret = -EPROTO;
+			break;
+		}
+		rc->stats.freed += ret;
+		rc->stats.unknown += count - ret;
+		freed += ret;
+	}
+
+	memmove(rc->tokens, rc->tokens + done,
+		(rc->nr - done) * sizeof(*rc->tokens));
+	rc->nr -= done;
+	return ret < 0 ? ret : freed;
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# libdevmem on the host: builds the library and its test programs, runs
+# each program (exit 0 pass, 1 fail, 77 skip with the reason it printed),
+# then checks the build itself: a second make does nothing, the public
+# header stands alone, the shared library exports exactly the public
+# functions, and an installed copy works through pkg-config.
+#
+#   bats libdevmem/tests/libdevmem.bats
+
+setup_file() {
+	export LIB="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+	export O="$(cd "$LIB/.." && pwd)/build/libdevmem"
+	export DEST="$BATS_FILE_TMPDIR/root"
+	export PFX=/opt/devmem
+	make -s -C "$LIB" all tests >&2
+	make -s -C "$LIB" install DESTDIR="$DEST" PREFIX="$PFX" >&2
+}
+
+# Run test program $1; 77 becomes a skip with its "skip: " reason.
+run_prog() {
+	run "$O/tests/$1"
+	echo "$output"
+	if [ "$status" -eq 77 ]; then
+		skip "$(sed -n 's/^skip: //p' <<<"$output" | head -n 1)"
+	fi
+	[ "$status" -eq 0 ]
+}
+
+@test "cmsg: parsing devmem control messages" {
+	run_prog cmsg
+}
+
+@test "recv: devmem_recv grows its control buffer, loses nothing" {
+	run_prog recv
+}
+
+@test "recycle: token batching, merging and splitting" {
+	run_prog recycle
+}
+
+@test "recycle-socket: SO_DEVMEM_DONTNEED on a loopback TCP socket" {
+	run_prog recycle-socket
+}
+
+@test "dmabuf: argument checks, import, absent providers" {
+	run_prog dmabuf
+}
+
+@test "udmabuf: allocate, write, read back" {
+	run_prog udmabuf
+}
+
+@test "dma-heap: allocate, write, read back" {
+	run_prog dma-heap
+}
+
+@test "cuda: GPU memory as a dma-buf" {
+	run_prog cuda
+}
+
+@test "a second make rebuilds nothing" {
+	make -s -C "$LIB" all tests
+	run make -q -C "$LIB" all tests
+	[ "$status" -eq 0 ]
+	run make -C "$LIB" all tests
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cc "* ]]
+	[[ "$output" != *"ar "* ]]
+}
+
+# Only the installed include directory, on a host whose headers lack the
+# devmem ABI: nothing else may be needed.
+@test "devmem.h compiles alone: C99, C11, C++" {
+	local inc="$DEST$PFX/include" std
+	for std in c99 c11; do
+		echo '#include <devmem.h>' |
+			gcc -std=$std -Wall -Wextra -Werror -pedantic -I"$inc" \
+				-x c -c -o /dev/null -
+	done
+	for std in c++11 c++17; do
+		echo '#include <devmem.h>' |
+			g++ -std=$std -Wall -Wextra -Werror -pedantic -I"$inc" \
+				-x c++ -c -o /dev/null -
+	done
+	# It includes no header of ours and no kernel header.
+	run grep -E '^#include' "$inc/devmem.h"
+	[[ "$output" != *'"'* ]]
+	[[ "$output" != *linux/* ]]
+}
+
+@test "libdevmem.so exports exactly the functions of devmem.h" {
+	local header map exported
+	header=$(grep -E '^[a-z]' "$LIB/include/devmem.h" |
+		 grep -oE '\bdevmem_[a-z_]+\(' | tr -d '(' | sort -u)
+	map=$(sed -n '/global:/,/local:/p' "$LIB/libdevmem.map" |
+	      grep -oE '\bdevmem_[a-z_]+' | sort -u)
+	exported=$(nm -D --defined-only "$O/libdevmem.so.1" |
+		   awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort -u)
+	echo "header: $header"
+	echo "exported: $exported"
+	[ -n "$header" ]
+	[ "$header" = "$map" ]
+	[ "$header" = "$exported" ]
+	# Every export carries the version, and nothing else leaks.
+	run bash -c "nm -D --defined-only '$O/libdevmem.so.1' | grep -v ' A ' | grep -vc '@@LIBDEVMEM_1.0$'"
+	[ "$output" = 0 ]
+	run readelf -d "$O/libdevmem.so.1"
+	[[ "$output" == *"Library soname: [libdevmem.so.1]"* ]]
+}
+
+@test "make install lays out header, libraries, pc file and man pages" {
+	local r="$DEST$PFX" f
+	[ -f "$r/include/devmem.h" ]
+	[ -f "$r/lib/libdevmem.so.1" ]
+	[ "$(readlink "$r/lib/libdevmem.so")" = libdevmem.so.1 ]
+	[ -f "$r/lib/libdevmem.a" ]
+	[ -f "$r/lib/pkgconfig/libdevmem.pc" ]
+	[ -f "$r/share/man/man7/libdevmem.7" ]
+	# A page for every exported function, rendering without warnings.
+	for f in $(sed -n '/global:/,/local:/p' "$LIB/libdevmem.map" |
+		   grep -oE '\bdevmem_[a-z_]+'); do
+		[ -f "$r/share/man/man3/$f.3" ]
+	done
+	cd "$r/share/man"
+	for f in man3/*.3 man7/*.7; do
+		run env MANWIDTH=80 man --warnings -l "$f"
+		[ "$status" -eq 0 ]
+		run bash -c "MANWIDTH=80 man --warnings -l '$f' 2>&1 >/dev/null"
+		echo "$f: $output"
+		[ -z "$output" ]
+	done
+}
+
+@test "pkg-config builds and runs a program against the installed copy" {
+	local r="$DEST$PFX" prog="$BATS_TEST_TMPDIR/prog"
+	export PKG_CONFIG_PATH="$r/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$DEST"
+	# (pkg-config ends its output with a space)
+	run pkg-config --cflags libdevmem
+	[ "${output% }" = "-I$r/include" ]
+	run pkg-config --libs libdevmem
+	[ "${output% }" = "-L$r/lib -ldevmem" ]
+	run pkg-config --modversion libdevmem
+	[ "$output" = 1.0 ]
+	cat >"$prog.c" <<-'EOF'
+	#include <devmem.h>
+	#include <errno.h>
+	#include <stdio.h>
+	int main(void)
+	{
+		struct devmem_dmabuf *db;
+		struct devmem_rx *rx;
+
+		if (devmem_rx_new(&rx, 0, 0))
+			return 1;
+		devmem_rx_free(rx);
+		if (devmem_dmabuf_import(&db, -1) != -EBADF)
+			return 1;
+		puts(devmem_last_error());
+		return 0;
+	}
+	EOF
+	gcc -Wall -Werror -o "$prog" "$prog.c" $(pkg-config --cflags --libs libdevmem)
+	run env LD_LIBRARY_PATH="$r/lib" "$prog"
+	[ "$status" -eq 0 ]
+	[ -n "$output" ]
+	run env LD_LIBRARY_PATH="$r/lib" ldd "$prog"
+	[[ "$output" == *"libdevmem.so.1 => $r/lib/libdevmem.so.1"* ]]
+	# The archive, with what --static adds.
+	run pkg-config --static --libs libdevmem
+	[ "${output% }" = "-L$r/lib -ldevmem -ldl" ]
+	gcc -Wall -Werror -o "$prog-static" "$prog.c" \
+		$(pkg-config --cflags libdevmem) "$r/lib/libdevmem.a" -ldl
+	run "$prog-static"
+	[ "$status" -eq 0 ]
+	run ldd "$prog-static"
+	[[ "$output" != *libdevmem* ]]
+}

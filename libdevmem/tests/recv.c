@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmem_recv(): against a fake socket behind the library's recvmsg hook,
+ * which queues device-memory fragments and behaves as the kernel does
+ * (ETOOSMALL only when nothing fits, an early stop when the control
+ * buffer fills), and on a real loopback TCP connection, whose plain host
+ * data comes back without cmsgs.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tcp.h"
+#include "test.h"
+
+#define SLOT		CMSG_SPACE(sizeof(struct dmabuf_cmsg))
+
+/* A queue of device-memory fragments, each optionally preceded by linear
+ * bytes, as one unreadable skb after another.
+ */
+struct fake_sock {
+	unsigned int min_slots;	/* ETOOSMALL below this many slots */
+	size_t nr, next;	/* fragments queued, and received */
+	uint32_t frag_size;
+	uint32_t linear;	/* bytes before each fragment */
+	ssize_t force;		/* nonzero: return this instead */
+	int bad_sum;		/* report one byte more than the cmsgs */
+	unsigned int calls, toosmall;
+	int saw_devmem_flag;
+};
+
+static void put_dc(struct msghdr *msg, size_t *used, int type,
+		   const struct dmabuf_cmsg *dc)
+{
+	struct cmsghdr *cm = (struct cmsghdr *)((char *)msg->msg_control + *used);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = type;
+	cm->cmsg_len = CMSG_LEN(sizeof(*dc));
+	memcpy(CMSG_DATA(cm), dc, sizeof(*dc));
+	*used += SLOT;
+}
+
+static ssize_t fake_recvmsg(int fd, struct msghdr *msg, int flags, void *arg)
+{
+	struct fake_sock *s = arg;
+	size_t slots = msg->msg_controllen / SLOT, used = 0, per, n;
+	struct dmabuf_cmsg dc;
+	ssize_t done = 0;
+
+	(void)fd;
+	s->calls++;
+	s->saw_devmem_flag = !!(flags & MSG_SOCK_DEVMEM);
+	if (s->force)
+		return s->force;
+	if (s->next == s->nr)
+		return 0;
+	if (slots < s->min_slots || !slots) {
+		s->toosmall++;
+		return -ETOOSMALL;
+	}
+
+	/* Whole skbs only: a linear cmsg and a fragment cmsg each. */
+	per = s->linear ? 2 : 1;
+	for (n = 0; s->next < s->nr && (n + 1) * per <= slots; n++) {
+		if (s->linear) {
+			memset(&dc, 0, sizeof(dc));
+			dc.frag_size = s->linear;
+			put_dc(msg, &used, SCM_DEVMEM_LINEAR, &dc);
+			memset((char *)msg->msg_iov[0].iov_base + (done -
+			       (ssize_t)(n * s->frag_size)), 'L', s->linear);
+			done += s->linear;
+		}
+		memset(&dc, 0, sizeof(dc));
+		dc.frag_offset = s->next * 4096;
+		dc.frag_size = s->frag_size;
+		dc.frag_token = s->next + 1;
+		dc.dmabuf_id = 3;
+		put_dc(msg, &used, SCM_DEVMEM_DMABUF, &dc);
+		done += s->frag_size;
+		s->next++;
+	}
+	msg->msg_controllen = used;
+	return done + s->bad_sum;
+}
+
+static int new_rx(struct devmem_rx **rx, unsigned int frags,
+		  struct fake_sock *s)
+{
+	int err = devmem_rx_new(rx, frags, 0);
+
+	if (!err)
+		devmem_rx_set_recvmsg(*rx, fake_recvmsg, s);
+	return err;
+}
+
+static int test_grow(void)
+{
+	struct fake_sock s = { .nr = 20, .frag_size = 4096, .min_slots = 5 };
+	struct devmem_rx_result res;
+	struct devmem_rx *rx;
+	char buf[64];
+
+	CHECK_EQ(new_rx(&rx, 1, &s), 0);
+	/* 1, 2 and 4 slots are refused, 8 take eight fragments. */
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 8 * 4096);
+	CHECK(s.saw_devmem_flag);
+	CHECK_EQ(s.toosmall, 3);
+	CHECK_EQ(s.calls, 4);
+	CHECK_EQ(res.nr_frags, 8);
+	CHECK_EQ(res.dmabuf_bytes, 8 * 4096);
+	CHECK_EQ(res.host_bytes, 0);
+	CHECK_EQ(res.frags[7].token, 8);
+	CHECK_EQ(res.frags[7].dmabuf_id, 3);
+
+	/* The buffer stays grown. */
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 8 * 4096);
+	CHECK_EQ(s.calls, 5);
+	CHECK_EQ(res.frags[0].token, 9);
+	devmem_rx_free(rx);
+	return T_PASS;
+}
+
+static int test_grow_bounded(void)
+{
+	struct fake_sock s = { .nr = 1, .frag_size = 4096,
+			       .min_slots = DEVMEM_RX_MAX_FRAGS + 1 };
+	struct devmem_rx_result res;
+	struct devmem_rx *rx;
+	char buf[64];
+
+	CHECK_EQ(new_rx(&rx, 1, &s), 0);
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EMSGSIZE);
+	/* 1, 2, 4, ... DEVMEM_RX_MAX_FRAGS (2^16): seventeen tries. */
+	CHECK_EQ(s.calls, 17);
+	CHECK_EQ(s.next, 0);
+	CHECK_EQ(res.nr_frags, 0);
+	devmem_rx_free(rx);
+	return T_PASS;
+}
+
+/* Everything queued arrives exactly once, in order, in small bites. */
+static int test_no_loss(void)
+{
+	struct fake_sock s = { .nr = 1000, .frag_size = 1000, .linear = 66 };
+	struct devmem_rx_result res;
+	uint32_t expect = 1;
+	uint64_t total = 0;
+	struct devmem_rx *rx;
+	static char buf[16 * 66];
+	ssize_t ret;
+	size_t i;
+
+	CHECK_EQ(new_rx(&rx, 16, &s), 0);
+	while ((ret = devmem_recv(rx, 0, buf, sizeof(buf), 0, &res)) > 0) {
+		CHECK(res.nr_frags >= 1 && res.nr_frags <= 8);
+		CHECK_EQ(res.host_bytes, 66 * res.nr_frags);
+		CHECK_EQ(res.dmabuf_bytes, 1000 * res.nr_frags);
+		CHECK_EQ((size_t)ret, res.host_bytes + res.dmabuf_bytes);
+		CHECK(buf[0] == 'L');
+		for (i = 0; i < res.nr_frags; i++)
+			CHECK_EQ(res.frags[i].token, expect++);
+		total += ret;
+	}
+	CHECK_EQ(ret, 0);
+	CHECK_EQ(total, 1000 * (1000 + 66));
+	CHECK_EQ(expect, 1001);
+	CHECK_EQ(s.toosmall, 0);
+	devmem_rx_free(rx);
+	return T_PASS;
+}
+
+static int test_errors(void)
+{
+	struct fake_sock s = { .nr = 4, .frag_size = 4096, .force = -EAGAIN };
+	struct devmem_rx_result res;
+	struct devmem_rx *rx;
+	char buf[64];
+
+	CHECK_EQ(new_rx(&rx, 4, &s), 0);
+	memset(&res, 0xff, sizeof(res));
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EAGAIN);
+	CHECK_EQ(res.nr_frags, 0);
+	CHECK(res.frags == NULL);
+
+	/* Fragments adding up to more, or less, than recvmsg returned. */
+	s.force = 0;
+	s.bad_sum = -1;
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EPROTO);
+	s.next = 0;
+	s.bad_sum = 1;
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EPROTO);
+
+	CHECK_EQ(devmem_recv(NULL, 0, buf, sizeof(buf), 0, &res), -EINVAL);
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, NULL), -EINVAL);
+	CHECK_EQ(devmem_recv(rx, 0, NULL, 1, 0, &res), -EINVAL);
+	CHECK_EQ(devmem_rx_new(&rx, 1, 1U << 9), -EINVAL);
+	devmem_rx_free(rx);
+	devmem_rx_free(NULL);
+	return T_PASS;
+}
+
+static int test_loopback(void)
+{
+	struct devmem_rx_result res;
+	struct devmem_rx *rx;
+	char buf[64] = "";
+	int cfd = -1, sfd = -1;
+
+	if (tcp_pair(&cfd, &sfd))
+		return t_skip("no loopback TCP here");
+	CHECK_EQ(devmem_rx_new(&rx, 0, 0), 0);
+	CHECK_EQ(write(cfd, "hello", 5), 5);
+	CHECK_EQ(devmem_recv(rx, sfd, buf, sizeof(buf), 0, &res), 5);
+	CHECK(!memcmp(buf, "hello", 5));
+	CHECK_EQ(res.host_bytes, 5);
+	CHECK_EQ(res.dmabuf_bytes, 0);
+	CHECK_EQ(res.nr_frags, 0);
+
+	CHECK_EQ(devmem_recv(rx, sfd, buf, sizeof(buf), MSG_DONTWAIT, &res),
+		 -EAGAIN);
+	close(cfd);
+	CHECK_EQ(devmem_recv(rx, sfd, buf, sizeof(buf), 0, &res), 0);
+	close(sfd);
+	devmem_rx_free(rx);
+	return T_PASS;
+}
+
+static const struct t_case cases[] = {
+	{ "etoosmall-grows", test_grow },
+	{ "etoosmall-bounded", test_grow_bounded },
+	{ "no-loss", test_no_loss },
+	{ "errors", test_errors },
+	{ "loopback", test_loopback },
+};
+
+int main(void)
+{
+	return T_RUN(cases);
+}

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The recycler's batching, sorting, merging and splitting, against a fake
+ * socket behind the library's SO_DEVMEM_DONTNEED hook. The fake holds a
+ * set of tokens as a socket's token table does, frees what it is given
+ * as the kernel does (looking at no more than 1024 tokens a call), and
+ * checks every call against the kernel's limits.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+#define HELD_MAX	(1U << 16)
+#define MAX_CALLS	64
+#define MAX_SENT	(1U << 14)
+
+struct fake_sock {
+	unsigned char held[HELD_MAX];	/* tokens the socket holds */
+	int hold_all;			/* every token, whatever its number */
+	unsigned int calls;
+	unsigned int ranges[MAX_CALLS], tokens[MAX_CALLS];
+	uint32_t sent[MAX_SENT];	/* every token handed back, in order */
+	size_t nr_sent;
+	unsigned int fail_call;		/* 1-based call to fail, 0: none */
+	int fail_err;
+	int overclaim;			/* claim more freed than given */
+	int bad;			/* the library broke a rule */
+};
+
+static int fake_dontneed(int fd, const struct dmabuf_token *r, unsigned int nr,
+			 void *arg)
+{
+	struct fake_sock *s = arg;
+	unsigned int i, j, looked = 0, total = 0;
+	uint32_t t;
+	int freed = 0;
+
+	(void)fd;
+	if (s->fail_call && s->calls + 1 == s->fail_call)
+		return s->fail_err;
+	if (s->calls == MAX_CALLS || !nr || nr > DEVMEM_DONTNEED_MAX_RANGES) {
+		s->bad = 1;
+		return -EINVAL;
+	}
+	for (i = 0; i < nr; i++) {
+		total += r[i].token_count;
+		/* Sorted, each range non-empty and not touching the last. */
+		if (!r[i].token_count ||
+		    (i && r[i].token_start <= r[i - 1].token_start +
+					     r[i - 1].token_count))
+			s->bad = 1;
+	}
+	if (total > DEVMEM_DONTNEED_MAX_TOKENS)
+		s->bad = 1;
+	s->ranges[s->calls] = nr;
+	s->tokens[s->calls] = total;
+	s->calls++;
+
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < r[i].token_count; j++) {
+			if (looked++ == DEVMEM_DONTNEED_MAX_TOKENS)
+				return freed;
+			t = r[i].token_start + j;
+			if (s->nr_sent < MAX_SENT)
+				s->sent[s->nr_sent++] = t;
+			if (s->hold_all) {
+				freed++;
+			} else if (t < HELD_MAX && s->held[t]) {
+				s->held[t] = 0;
+				freed++;
+			}
+		}
+	}
+	return s->overclaim ? (int)total + 1 : freed;
+}
+
+static struct fake_sock *fake_new(void)
+{
+	return calloc(1, sizeof(struct fake_sock));
+}
+
+static int new_rc(struct devmem_recycler **rc, unsigned int batch,
+		  struct fake_sock *s)
+{
+	int err = devmem_recycler_new(rc, 3, batch);
+
+	if (!err)
+		devmem_recycler_set_dontneed(*rc, fake_dontneed, s);
+	return err;
+}
+
+static int add_all(struct devmem_recycler *rc, const uint32_t *t, size_t n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = devmem_recycler_add(rc, t[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void hold(struct fake_sock *s, const uint32_t *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s->held[t[i]] = 1;
+}
+
+static int test_unsorted(void)
+{
+	static const uint32_t t[] = { 5, 3, 4, 1, 2 };
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+
+	CHECK(s);
+	hold(s, t, 5);
+	CHECK_EQ(new_rc(&rc, 0, s), 0);
+	CHECK_EQ(add_all(rc, t, 5), 0);
+	CHECK_EQ(s->calls, 0);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 5);
+
+	CHECK_EQ(devmem_recycler_flush(rc), 5);
+	CHECK_EQ(s->calls, 1);
+	CHECK_EQ(s->ranges[0], 1);
+	CHECK_EQ(s->sent[0], 1);
+	CHECK_EQ(s->sent[4], 5);
+	CHECK(!s->bad);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.freed, 5);
+	CHECK_EQ(st.unknown, 0);
+	CHECK_EQ(st.calls, 1);
+	CHECK_EQ(st.pending, 0);
+
+	/* Nothing pending: no call. */
+	CHECK_EQ(devmem_recycler_flush(rc), 0);
+	CHECK_EQ(s->calls, 1);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+static int test_duplicates(void)
+{
+	static const uint32_t t[] = { 8, 7, 7, 8, 7 };
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+
+	CHECK(s);
+	hold(s, t, 5);
+	CHECK_EQ(new_rc(&rc, 0, s), 0);
+	CHECK_EQ(add_all(rc, t, 5), 0);
+	CHECK_EQ(devmem_recycler_flush(rc), 2);
+	CHECK_EQ(s->ranges[0], 1);
+	CHECK_EQ(s->tokens[0], 2);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.freed, 2);
+	CHECK_EQ(st.unknown, 3);
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+static int test_gaps(void)
+{
+	static const uint32_t t[] = { 20, 11, 1, 3, 10, 2 };
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+
+	CHECK(s);
+	hold(s, t, 6);
+	CHECK_EQ(new_rc(&rc, 0, s), 0);
+	CHECK_EQ(add_all(rc, t, 6), 0);
+	CHECK_EQ(devmem_recycler_flush(rc), 6);
+	/* {1, 3}, {10, 2}, {20, 1} */
+	CHECK_EQ(s->calls, 1);
+	CHECK_EQ(s->ranges[0], 3);
+	CHECK_EQ(s->tokens[0], 6);
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+static int test_edges(void)
+{
+	static const uint32_t t[] = { 0xffffffff, 0, 0xfffffffe };
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+
+	CHECK(s);
+	s->hold_all = 1;
+	CHECK_EQ(new_rc(&rc, 0, s), 0);
+	CHECK_EQ(add_all(rc, t, 3), 0);
+	CHECK_EQ(devmem_recycler_flush(rc), 3);
+	/* {0, 1}, {0xfffffffe, 2}: no wrap-around into token 0. */
+	CHECK_EQ(s->ranges[0], 2);
+	CHECK_EQ(s->sent[0], 0);
+	CHECK(s->sent[1] == 0xfffffffe);
+	CHECK(s->sent[2] == 0xffffffff);
+	CHECK(!s->bad);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.freed, 3);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+/* 300 tokens, none next to another: 300 ranges in calls of 128. */
+static int test_many_ranges(void)
+{
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+	uint32_t i;
+
+	CHECK(s);
+	CHECK_EQ(new_rc(&rc, 4096, s), 0);
+	for (i = 0; i < 300; i++) {
+		s->held[2 * i + 1] = 1;
+		CHECK_EQ(devmem_recycler_add(rc, 2 * (299 - i) + 1), 0);
+	}
+	CHECK_EQ(devmem_recycler_flush(rc), 300);
+	CHECK_EQ(s->calls, 3);
+	CHECK_EQ(s->ranges[0], 128);
+	CHECK_EQ(s->ranges[1], 128);
+	CHECK_EQ(s->ranges[2], 44);
+	CHECK_EQ(s->nr_sent, 300);
+	for (i = 0; i < 300; i++)
+		CHECK_EQ(s->sent[i], 2 * i + 1);
+	CHECK(!s->bad);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.calls, 3);
+	CHECK_EQ(st.freed, 300);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+/* One run of 3000 tokens: split at the 1024-token limit. */
+static int test_many_tokens(void)
+{
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+	uint32_t i;
+
+	CHECK(s);
+	CHECK_EQ(new_rc(&rc, 8192, s), 0);
+	for (i = 0; i < 3000; i++) {
+		s->held[i + 100] = 1;
+		CHECK_EQ(devmem_recycler_add(rc, i + 100), 0);
+	}
+	CHECK_EQ(devmem_recycler_flush(rc), 3000);
+	CHECK_EQ(s->calls, 3);
+	CHECK_EQ(s->tokens[0], 1024);
+	CHECK_EQ(s->tokens[1], 1024);
+	CHECK_EQ(s->tokens[2], 952);
+	CHECK_EQ(s->ranges[0], 1);
+	for (i = 0; i < 3000; i++)
+		CHECK_EQ(s->sent[i], i + 100);
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+/* 100 runs of 20: both limits in play, a run split across calls. */
+static int test_mixed_limits(void)
+{
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+	uint32_t i, j, k = 0;
+
+	CHECK(s);
+	CHECK_EQ(new_rc(&rc, 8192, s), 0);
+	for (i = 0; i < 100; i++) {
+		for (j = 0; j < 20; j++) {
+			s->held[i * 30 + j] = 1;
+			CHECK_EQ(devmem_recycler_add(rc, i * 30 + j), 0);
+		}
+	}
+	CHECK_EQ(devmem_recycler_flush(rc), 2000);
+	CHECK_EQ(s->calls, 2);
+	CHECK_EQ(s->tokens[0], 1024);
+	CHECK_EQ(s->ranges[0], 52);	/* 51 whole runs and 4 tokens */
+	CHECK_EQ(s->tokens[1], 976);
+	CHECK_EQ(s->ranges[1], 49);
+	for (i = 0; i < 100; i++)
+		for (j = 0; j < 20; j++)
+			CHECK_EQ(s->sent[k++], i * 30 + j);
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+/* Tokens the socket does not hold are counted, never retried. */
+static int test_partial(void)
+{
+	static const uint32_t known[] = { 1, 2, 3, 7, 8, 9 };
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+	uint32_t i;
+
+	CHECK(s);
+	hold(s, known, 6);
+	CHECK_EQ(new_rc(&rc, 0, s), 0);
+	for (i = 1; i <= 10; i++)
+		CHECK_EQ(devmem_recycler_add(rc, i), 0);
+	CHECK_EQ(devmem_recycler_flush(rc), 6);
+	CHECK_EQ(s->calls, 1);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.freed, 6);
+	CHECK_EQ(st.unknown, 4);
+	CHECK_EQ(st.pending, 0);
+	CHECK_EQ(devmem_recycler_flush(rc), 0);
+	CHECK_EQ(s->calls, 1);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+static int test_auto_flush(void)
+{
+	struct devmem_frag frags[3] = {
+		{ .token = 10 }, { .token = 12 }, { .token = 11 },
+	};
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+
+	CHECK(s);
+	s->hold_all = 1;
+	CHECK_EQ(new_rc(&rc, 4, s), 0);
+	CHECK_EQ(devmem_recycler_add(rc, 1), 0);
+	CHECK_EQ(devmem_recycler_add_frags(rc, frags, 2), 0);
+	CHECK_EQ(s->calls, 0);
+	CHECK_EQ(devmem_recycler_add_frags(rc, frags + 2, 1), 0);
+	CHECK_EQ(s->calls, 1);
+	CHECK_EQ(s->ranges[0], 2);	/* {1, 1}, {10, 3} */
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 0);
+	CHECK_EQ(st.freed, 4);
+
+	/* Past the batch in one go: all of it, in one flush. */
+	CHECK_EQ(devmem_recycler_add_frags(rc, frags, 3), 0);
+	CHECK_EQ(devmem_recycler_add_frags(rc, frags, 0), 0);
+	CHECK_EQ(s->calls, 1);
+	CHECK_EQ(devmem_recycler_add_frags(rc, frags, 3), 0);
+	CHECK_EQ(s->calls, 2);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 0);
+	CHECK_EQ(st.unknown, 3);	/* the second 10, 11 and 12 */
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+static int test_errors(void)
+{
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+	uint32_t i;
+
+	CHECK(s);
+	s->hold_all = 1;
+	CHECK_EQ(new_rc(&rc, 2048, s), 0);
+
+	/* A failing call keeps everything pending. */
+	s->fail_call = 1;
+	s->fail_err = -ENOPROTOOPT;
+	CHECK_EQ(devmem_recycler_add(rc, 5), 0);
+	CHECK_EQ(devmem_recycler_flush(rc), -ENOPROTOOPT);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 1);
+	CHECK_EQ(st.calls, 0);
+	s->fail_call = 0;
+	CHECK_EQ(devmem_recycler_flush(rc), 1);
+
+	/* Failing halfway: what went back is gone, the rest stays. */
+	for (i = 0; i < 1500; i++)
+		CHECK_EQ(devmem_recycler_add(rc, i), 0);
+	s->fail_call = s->calls + 2;
+	s->fail_err = -ENOMEM;
+	CHECK_EQ(devmem_recycler_flush(rc), -ENOMEM);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 1500 - 1024);
+	s->fail_call = 0;
+	CHECK_EQ(devmem_recycler_flush(rc), 1500 - 1024);
+	CHECK_EQ(s->sent[1 + 1024], 1024);
+
+	/* An auto-flush's error comes back from add; the token stays. */
+	devmem_recycler_free(rc);
+	CHECK_EQ(new_rc(&rc, 2, s), 0);
+	s->fail_call = s->calls + 1;
+	s->fail_err = -EBADF;
+	CHECK_EQ(devmem_recycler_add(rc, 1), 0);
+	CHECK_EQ(devmem_recycler_add(rc, 2), -EBADF);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 2);
+	s->fail_call = 0;
+	CHECK_EQ(devmem_recycler_add(rc, 3), 0);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 0);
+	CHECK_EQ(st.freed, 3);
+
+	/* A kernel claiming more than it was given. */
+	s->overclaim = 1;
+	CHECK_EQ(devmem_recycler_add(rc, 9), 0);
+	CHECK_EQ(devmem_recycler_flush(rc), -EPROTO);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 0);
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+
+	CHECK_EQ(devmem_recycler_new(&rc, -1, 0), -EBADF);
+	CHECK_EQ(devmem_recycler_new(NULL, 3, 0), -EINVAL);
+	CHECK_EQ(devmem_recycler_add_frags(NULL, NULL, 0), -EINVAL);
+	devmem_recycler_free(NULL);
+	free(s);
+	return T_PASS;
+}
+
+static const struct t_case cases[] = {
+	{ "unsorted", test_unsorted },
+	{ "duplicates", test_duplicates },
+	{ "adjacent-and-gaps", test_gaps },
+	{ "token-number-edges", test_edges },
+	{ "over-128-ranges", test_many_ranges },
+	{ "over-1024-tokens", test_many_tokens },
+	{ "both-limits", test_mixed_limits },
+	{ "partial-frees", test_partial },
+	{ "auto-flush", test_auto_flush },
+	{ "errors", test_errors },
+};
+
+int main(void)
+{
+	return T_RUN(cases);
+}
