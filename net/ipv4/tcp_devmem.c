@@ -30,6 +30,8 @@
 /* At most this many token ranges, and frags freed, per DONTNEED call. */
 #define TCP_DEVMEM_DONTNEED_RANGES	128
 #define TCP_DEVMEM_DONTNEED_FRAGS	1024
+/* Buffers taken out of the token table per round of its lock. */
+#define TCP_DEVMEM_PUT_BATCH		64
 
 void tcp_devmem_init_sock(struct sock *sk)
 {
@@ -183,13 +185,39 @@ int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
 	return done;
 }
 
+/* Erase tokens [@start, @start + @nr) from the table under its lock, as
+ * long as fewer than @room were found and the call's limit of tokens
+ * looked at (*@looked) is not reached; the buffers found go to @out,
+ * their number to *@found. Returns how many tokens it went through.
+ */
+static u32 tcp_devmem_take(struct sock *sk, u32 start, u32 nr,
+			   unsigned int *looked, struct net_iov **out,
+			   unsigned int room, unsigned int *found)
+{
+	struct net_iov *niov;
+	u32 j;
+
+	*found = 0;
+	xa_lock_bh(&sk->sk_user_frags);
+	for (j = 0; j < nr && *found < room &&
+	     *looked < TCP_DEVMEM_DONTNEED_FRAGS; j++) {
+		(*looked)++;
+		niov = __xa_erase(&sk->sk_user_frags, start + j);
+		if (niov)
+			out[(*found)++] = niov;
+	}
+	xa_unlock_bh(&sk->sk_user_frags);
+	return j;
+}
+
 int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 			 unsigned int optlen)
 {
-	unsigned int i, j, nr, looked = 0;
+	struct net_iov *batch[TCP_DEVMEM_PUT_BATCH];
+	unsigned int i, k, nr, found, looked = 0;
 	struct dmabuf_token *ranges;
-	struct net_iov *niov;
 	int freed = 0;
+	u32 done, n;
 
 	if (sk->sk_type != SOCK_STREAM || sk->sk_protocol != IPPROTO_TCP)
 		return -EBADF;
@@ -210,21 +238,22 @@ int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 
 	/* Every token looked at counts against the limit, found or not, so
 	 * that a call stays short whatever the ranges say. Tokens are this
-	 * socket's only: another socket's numbers find nothing here.
+	 * socket's only: another socket's numbers find nothing here. The
+	 * table's lock is taken once per batch, and the buffers go back to
+	 * their pools outside it.
 	 */
-	for (i = 0; i < nr; i++) {
-		for (j = 0; j < ranges[i].token_count; j++) {
-			if (looked++ == TCP_DEVMEM_DONTNEED_FRAGS)
-				goto out;
-			niov = xa_erase_bh(&sk->sk_user_frags,
-					   ranges[i].token_start + j);
-			if (!niov)
-				continue;
-			net_iov_put(niov);
-			freed++;
+	for (i = 0; i < nr && looked < TCP_DEVMEM_DONTNEED_FRAGS; i++) {
+		for (done = 0; done < ranges[i].token_count &&
+		     looked < TCP_DEVMEM_DONTNEED_FRAGS; done += n) {
+			n = tcp_devmem_take(sk, ranges[i].token_start + done,
+					    ranges[i].token_count - done,
+					    &looked, batch, ARRAY_SIZE(batch),
+					    &found);
+			for (k = 0; k < found; k++)
+				net_iov_put(batch[k]);
+			freed += found;
 		}
 	}
-out:
 	kvfree(ranges);
 	return freed;
 }
