@@ -119,7 +119,8 @@ check-full: check
 # DEVMEM_BENCH_ARGS: see tools/bench/devmem-rx-cpu --help
 bench: ensure-deps tools
 	@tools/kernel/build.sh normal
-	@tools/vm/run -- 'tools/bench/pair-throughput $(BENCH_ARGS) && tools/bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS)'
+	@VM_APPEND='tsc=reliable $(VM_APPEND)' tools/vm/run -- \
+		'tools/bench/pair-throughput $(BENCH_ARGS) && tools/bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS)'
 
 demo: ensure-deps tools
 	@tools/kernel/build.sh normal
