@@ -208,6 +208,111 @@ enum devmem_dmabuf_kind devmem_dmabuf_kind(const struct devmem_dmabuf *db);
 int devmem_dmabuf_read(struct devmem_dmabuf *db, uint64_t off, void *dst,
 		       size_t len);
 
+/*
+ * Bindings and introspection
+ */
+
+/* Through the kernel's "netdev" generic netlink family, in the caller's
+ * network namespace. Every function here leaves a reason in
+ * devmem_last_error(); when the kernel refused a request, the return
+ * value is its errno and the reason exactly the message of its extended
+ * ack (or, when it sent none, the errno's strerror() text). A kernel
+ * without the family is -ENOENT.
+ */
+
+/*
+ * The index of network device @name_or_index: a name, else a decimal
+ * index of an existing device (a device literally named "7" wins over
+ * index 7). Returns the index, or -errno with a reason: -ENODEV (no such
+ * device), -EINVAL (NULL), or the errors of if_nametoindex().
+ */
+int devmem_ifindex(const char *name_or_index);
+
+/* rx queues of one device bound to one dma-buf. */
+struct devmem_binding;
+
+/*
+ * Bind dma-buf @dmabuf_fd to rx queues @queues[0..@nr_queues) of device
+ * @ifindex (netdev bind-rx; needs CAP_NET_ADMIN). The binding owns the
+ * netlink socket that made it, and the kernel keeps the queues bound for
+ * exactly as long as that socket is open: devmem_binding_free() unbinds
+ * (a process that forks shares it until both have closed it; exec
+ * closes it). The kernel holds its own reference to the dma-buf.
+ * Returns 0 and stores the binding in *@bp, or -errno with a reason:
+ * -EINVAL (NULL @bp or @queues, no queues, @ifindex not positive) and
+ * -EBADF (negative fd) before anything is sent; otherwise the kernel's
+ * errno (-ENODEV, -ERANGE, -EEXIST, -EOPNOTSUPP, -EPERM, ...); -ENOENT
+ * (no netdev family); -EPROTO (a reply without the binding's id);
+ * -ENOMEM; socket errors.
+ */
+int devmem_bind_rx(struct devmem_binding **bp, int ifindex,
+		   const uint32_t *queues, size_t nr_queues, int dmabuf_fd);
+
+/* Closes the binding's socket, which unbinds; NULL is a no-op. */
+void devmem_binding_free(struct devmem_binding *b);
+
+/* The binding's id (the dmabuf id of queues, pools and received
+ * fragments) and its device.
+ */
+uint32_t devmem_binding_id(const struct devmem_binding *b);
+int devmem_binding_ifindex(const struct devmem_binding *b);
+
+enum devmem_queue_type {
+	DEVMEM_QUEUE_RX = 0,
+	DEVMEM_QUEUE_TX = 1,
+};
+
+/* One queue of a device, as netdev queue-get describes it. */
+struct devmem_queue {
+	uint32_t id;
+	enum devmem_queue_type type;
+	int ifindex;
+	uint32_t napi_id;	/* 0: no NAPI instance */
+	uint32_t dmabuf_id;	/* an rx queue's binding; 0: not bound */
+};
+
+/*
+ * Every queue of every device that is up (of device @ifindex only, when
+ * not 0), rx then tx queues of each, in one array of the caller's.
+ * Returns how many, with the array in *@qp (NULL when there are none;
+ * free it with devmem_queue_dump_free()), or -errno with a reason:
+ * -EINVAL (NULL @qp, negative @ifindex); the kernel's errno (-ENODEV:
+ * no device @ifindex); -ENOENT; -EPROTO (a malformed reply); -ENOMEM.
+ */
+ssize_t devmem_queue_dump(struct devmem_queue **qp, int ifindex);
+void devmem_queue_dump_free(struct devmem_queue *q);
+
+/* devmem_page_pool has: which of the fields that may be absent are set */
+#define DEVMEM_PAGE_POOL_IFINDEX	(1U << 0)	/* not orphaned */
+#define DEVMEM_PAGE_POOL_NAPI_ID	(1U << 1)
+#define DEVMEM_PAGE_POOL_DETACH_TIME	(1U << 2)	/* detached */
+#define DEVMEM_PAGE_POOL_DMABUF		(1U << 3)	/* uses a binding */
+
+/* One page pool, as netdev page-pool-get describes it; fields not in
+ * @has are 0.
+ */
+struct devmem_page_pool {
+	uint64_t id;
+	uint32_t has;		/* DEVMEM_PAGE_POOL_* */
+	int ifindex;		/* absent once its device is gone */
+	uint32_t napi_id;
+	uint32_t dmabuf_id;	/* the binding it takes buffers from */
+	uint64_t inflight;	/* buffers out of the pool */
+	uint64_t inflight_mem;	/* their bytes */
+	uint64_t detach_time;	/* when its queue let go of it (seconds,
+				 * CLOCK_BOOTTIME) */
+};
+
+/*
+ * Every page pool (of device @ifindex only, when not 0: pools whose
+ * device is gone are then left out), in one array of the caller's.
+ * Returns how many, with the array in *@pp (NULL when there are none;
+ * free it with devmem_page_pool_dump_free()), or -errno with a reason as
+ * devmem_queue_dump() (no device @ifindex is 0 pools, not an error).
+ */
+ssize_t devmem_page_pool_dump(struct devmem_page_pool **pp, int ifindex);
+void devmem_page_pool_dump_free(struct devmem_page_pool *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,14 @@ run_prog() {
 	run_prog cuda
 }
 
+@test "netlink: dumps, device names, bind-rx refused with the kernel's errno and extack" {
+	run_prog netlink
+}
+
+@test "netlink-layer: extack passed through, acks, dump errors, late answers skipped" {
+	run_prog netlink-layer
+}
+
 @test "a second make rebuilds nothing" {
 	make -s -C "$LIB" all tests
 	run make -q -C "$LIB" all tests
@@ -134,11 +142,20 @@ run_prog() {
 }
 
 @test "pkg-config builds and runs a program against the installed copy" {
-	local r="$DEST$PFX" prog="$BATS_TEST_TMPDIR/prog"
-	export PKG_CONFIG_PATH="$r/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$DEST"
-	# (pkg-config ends its output with a space)
+	local r="$DEST$PFX" prog="$BATS_TEST_TMPDIR/prog" pc="$BATS_TEST_TMPDIR/pc"
+	local nl_cflags nl_static libs
+	# The installed pc file as if installed at $r (a sysroot would move
+	# libnl's paths too).
+	mkdir -p "$pc"
+	sed "s|^prefix=.*|prefix=$r|" "$r/lib/pkgconfig/libdevmem.pc" >"$pc/libdevmem.pc"
+	export PKG_CONFIG_PATH="$pc"
+	grep -qx 'Requires.private: libnl-genl-3.0' "$pc/libdevmem.pc"
+	nl_cflags=$(pkg-config --cflags libnl-genl-3.0)
+	nl_static=$(pkg-config --static --libs libnl-genl-3.0)
+	# (pkg-config ends its output with a space; the cflags of private
+	# requirements come along, devmem.h needs none of them)
 	run pkg-config --cflags libdevmem
-	[ "${output% }" = "-I$r/include" ]
+	[ "${output% }" = "-I$r/include ${nl_cflags% }" ]
 	run pkg-config --libs libdevmem
 	[ "${output% }" = "-L$r/lib -ldevmem" ]
 	run pkg-config --modversion libdevmem
@@ -150,7 +167,9 @@ run_prog() {
 	int main(void)
 	{
 		struct devmem_dmabuf *db;
+		struct devmem_queue *q = NULL;
 		struct devmem_rx *rx;
+		ssize_t n;
 
 		if (devmem_rx_new(&rx, 0, 0))
 			return 1;
@@ -158,22 +177,31 @@ run_prog() {
 		if (devmem_dmabuf_import(&db, -1) != -EBADF)
 			return 1;
 		puts(devmem_last_error());
+		/* through libnl: lo's queues, or no netdev family */
+		n = devmem_queue_dump(&q, devmem_ifindex("lo"));
+		if (n < 0 && n != -ENOENT)
+			return 1;
+		devmem_queue_dump_free(q);
+		printf("%zd\n", n);
 		return 0;
 	}
 	EOF
 	gcc -Wall -Werror -o "$prog" "$prog.c" $(pkg-config --cflags --libs libdevmem)
 	run env LD_LIBRARY_PATH="$r/lib" "$prog"
 	[ "$status" -eq 0 ]
-	[ -n "$output" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ -n "${lines[0]}" ]
 	run env LD_LIBRARY_PATH="$r/lib" ldd "$prog"
 	[[ "$output" == *"libdevmem.so.1 => $r/lib/libdevmem.so.1"* ]]
-	# The archive, with what --static adds.
+	# The archive, with the private libraries --static adds.
 	run pkg-config --static --libs libdevmem
-	[ "${output% }" = "-L$r/lib -ldevmem -ldl" ]
+	[ "${output% }" = "-L$r/lib -ldevmem -ldl ${nl_static% }" ]
+	libs=${output/-ldevmem/}
 	gcc -Wall -Werror -o "$prog-static" "$prog.c" \
-		$(pkg-config --cflags libdevmem) "$r/lib/libdevmem.a" -ldl
+		$(pkg-config --cflags libdevmem) "$r/lib/libdevmem.a" $libs
 	run "$prog-static"
 	[ "$status" -eq 0 ]
 	run ldd "$prog-static"
 	[[ "$output" != *libdevmem* ]]
+	[[ "$output" == *libnl-genl-3* ]]
 }

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * Bindings of a dma-buf to rx queues (netdev bind-rx). The kernel ties a
+ * binding to the netlink socket whose request made it and unbinds when
+ * that socket closes, so each binding object owns a socket of its own:
+ * freeing the object is the unbind, and a process that dies unbinds too.
+ */
+#include "netlink.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+struct devmem_binding {
+	struct devmem_nl nl;
+	uint32_t id;
+	int ifindex;
+};
+
+/* Attribute bytes of one queue: a nest holding its id and type. */
+#define DEVMEM_BIND_QUEUE_SIZE	(NLA_HDRLEN + 2 * NLA_ALIGN(NLA_HDRLEN + 4))
+
+static int devmem_bind_reply(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[NETDEV_A_DMABUF_MAX + 1];
+	struct devmem_binding *b = arg;
+	int err;
+
+	err = devmem_nl_parse(msg, tb, NETDEV_A_DMABUF_MAX);
+	if (err)
+		return err;
+	return devmem_nl_u32(tb[NETDEV_A_DMABUF_ID], "binding id", &b->id);
+}
+
+static int devmem_bind_put_queues(struct nl_msg *req, const uint32_t *queues,
+				  size_t nr)
+{
+	struct nlattr *nest;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		nest = nla_nest_start(req,
+				      NETDEV_A_DMABUF_QUEUES | NLA_F_NESTED);
+		if (!nest ||
+		    nla_put_u32(req, NETDEV_A_QUEUE_ID, queues[i]) ||
+		    nla_put_u32(req, NETDEV_A_QUEUE_TYPE, NETDEV_QUEUE_TYPE_RX))
+			return -ENOMEM;
+		nla_nest_end(req, nest);
+	}
+	return 0;
+}
+
+DEVMEM_EXPORT int devmem_bind_rx(struct devmem_binding **bp, int ifindex,
+				 const uint32_t *queues, size_t nr_queues,
+				 int dmabuf_fd)
+{
+	struct devmem_binding *b;
+	struct nl_msg *req;
+	int err;
+
+	devmem_error_clear();
+	if (!bp)
+		return devmem_fail(-EINVAL, "no place for the result");
+	if (ifindex <= 0)
+		return devmem_fail(-EINVAL, "ifindex %d is not a device index",
+				   ifindex);
+	if (!queues || !nr_queues)
+		return devmem_fail(-EINVAL, "no queues to bind");
+	if (nr_queues > INT_MAX / DEVMEM_BIND_QUEUE_SIZE)
+		return devmem_fail(-EINVAL, "%zu queues are too many",
+				   nr_queues);
+	if (dmabuf_fd < 0)
+		return devmem_fail(-EBADF, "dma-buf fd %d", dmabuf_fd);
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return devmem_fail(-ENOMEM, "out of memory");
+	err = devmem_nl_open(&b->nl);
+	if (err)
+		goto err_free;
+
+	req = devmem_nl_request(&b->nl, NETDEV_CMD_BIND_RX, 0,
+				2 * nla_total_size(4) +
+				nr_queues * DEVMEM_BIND_QUEUE_SIZE);
+	if (!req) {
+		err = devmem_fail(-ENOMEM, "out of memory");
+		goto err_close;
+	}
+	if (nla_put_u32(req, NETDEV_A_DMABUF_IFINDEX, (uint32_t)ifindex) ||
+	    nla_put_u32(req, NETDEV_A_DMABUF_FD, (uint32_t)dmabuf_fd) ||
+	    devmem_bind_put_queues(req, queues, nr_queues)) {
+		err = devmem_fail(-ENOMEM, "bind-rx request does not fit");
+		goto err_free_req;
+	}
+	err = devmem_nl_transact(&b->nl, req, devmem_bind_reply, b);
+	if (err)
+		goto err_close;
+	if (!b->id) {
+		/* Whatever the kernel bound goes with the socket. */
+		err = devmem_fail(-EPROTO,
+				  "the kernel's bind-rx reply has no binding id");
+		goto err_close;
+	}
+
+	b->ifindex = ifindex;
+	*bp = b;
+	return 0;
+
+err_free_req:
+	nlmsg_free(req);
+err_close:
+	devmem_nl_close(&b->nl);
+err_free:
+	free(b);
+	return err;
+}
+
+DEVMEM_EXPORT void devmem_binding_free(struct devmem_binding *b)
+{
+	if (!b)
+		return;
+	devmem_nl_close(&b->nl);
+	free(b);
+}
+
+DEVMEM_EXPORT uint32_t devmem_binding_id(const struct devmem_binding *b)
+{
+	return b->id;
+}
+
+DEVMEM_EXPORT int devmem_binding_ifindex(const struct devmem_binding *b)
+{
+	return b->ifindex;
+}
