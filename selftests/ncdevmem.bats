@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# build/bin/ncdevmem on the netdevsim pair: the server in B (nsb) sets B's
+# port up itself through libdevmem (header split, RSS, an n-tuple rule),
+# binds a udmabuf to rx queue 3 (the last of 4: mainline's default),
+# receives with MSG_SOCK_DEVMEM and checks every byte against mainline's
+# -v pattern; the sender in A (nsa) is the ncdevmem client or socat
+# writing the same pattern. Each test checks the summary field by field
+# and that the NIC is exactly as it was once the server is gone, nothing
+# left bound. host/ncdevmem.bats covers the command line and the client.
+
+bats_require_minimum_version 1.5.0
+
+load lib/vm
+load lib/nsim
+
+PORT=5201
+
+test_setup() { nsim_pair 4; }
+test_teardown() { nsim_cleanup; }
+
+# nic_state: what ncdevmem's set-up touches on B, as one text: header
+# split, n-tuple rules, the RSS table, the ntuple feature.
+nic_state() {
+	in_ns "$NSB" bash -c "'$BIN/tcp-data-split' $DEVB; ethtool -n $DEVB; ethtool -x $DEVB; ethtool -k $DEVB | grep ntuple"
+}
+
+# srv_start [ncdevmem args]: the server on B's IPv4 address (-s in the
+# args overrides), in the background; returns once it listens. SRV_PID,
+# SRV_OUT (stdout), SRV_ERR (stderr).
+srv_start() {
+	SRV_OUT=$BATS_TEST_TMPDIR/srv.out SRV_ERR=$BATS_TEST_TMPDIR/srv.err
+	rm -f "$BATS_TEST_TMPDIR/ready"
+	# (background processes close bats' fd 3, or bats waits for them)
+	ip netns exec "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" \
+		-r "$BATS_TEST_TMPDIR/ready" "$@" >"$SRV_OUT" 2>"$SRV_ERR" 3>&- &
+	SRV_PID=$!
+	wait_until 60 srv_ready || { cat "$SRV_ERR"; return 1; }
+	[ -e "$BATS_TEST_TMPDIR/ready" ] || { cat "$SRV_ERR"; return 1; }
+}
+srv_ready() { [ -e "$BATS_TEST_TMPDIR/ready" ] || ! kill -0 "$SRV_PID" 2>/dev/null; }
+
+# srv_wait: the server's exit status in SRV_RC, its summary in SUM[key]
+# ("devmem frags" and the like), its lines in SRV_LINES.
+declare -gA SUM
+srv_wait() {
+	local line
+	SRV_RC=0
+	wait "$SRV_PID" || SRV_RC=$?
+	echo "server exit $SRV_RC; stdout:"
+	cat "$SRV_OUT"
+	echo "stderr:"
+	cat "$SRV_ERR"
+	mapfile -t SRV_LINES <"$SRV_OUT"
+	SUM=()
+	for line in "${SRV_LINES[@]:1}"; do
+		[[ $line =~ ^([a-zA-Z/ ]+):\ +(.*)$ ]] &&
+			SUM[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+	done
+}
+
+# summary_pass BYTES PERIOD: the summary of a complete, validated stream,
+# all of it in device memory, every token returned.
+summary_pass() {
+	[ "$SRV_RC" -eq 0 ]
+	[ "${#SRV_LINES[@]}" -eq 11 ]
+	[ "${SRV_LINES[0]}" = "ncdevmem: server summary" ]
+	[ "${SUM[bytes]}" = "$1" ]
+	[ "${SUM[devmem frags]}" -gt 0 ]
+	[ $((SUM[devmem bytes] + SUM[linear bytes])) -eq "$1" ]
+	[ "${SUM[devmem bytes]}" -gt 0 ]
+	[ "${SUM[plain bytes]}" = 0 ]
+	[ "${SUM[tokens returned]}" = "${SUM[devmem frags]}" ]
+	[[ ${SUM[seconds]} =~ ^[0-9]+\.[0-9]{3}$ ]]
+	[[ ${SUM[Gbit/s]} =~ ^[0-9]+\.[0-9]{3}$ ]]
+	[ "${SUM[validation]}" = "ok, period $2" ]
+	[ "${SUM[result]}" = pass ]
+}
+
+# send_pattern ADDR PERIOD BYTES [args]: the ncdevmem client in A.
+send_pattern() {
+	local addr=$1 period=$2 bytes=$3
+	shift 3
+	in_ns "$NSA" "$BIN/ncdevmem" -s "$addr" -p "$PORT" -v "$period" -b "$bytes" "$@"
+}
+
+# nothing_bound: no rx queue of B has a dma-buf.
+nothing_bound() {
+	run in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"queue id=3 type=rx ifindex=$IFB "* ]]
+	[[ $output != *dmabuf=* ]]
+}
+
+@test "ncdevmem server and client: 64 MiB validated, set-up seen while it runs, the NIC as before afterwards" {
+	local before during
+	before=$(nic_state)
+	srv_start -v 7 -b 64M
+	[[ $(cat "$SRV_ERR") =~ listening\ on\ $IP4B\ port\ $PORT\;\ $DEVB\ rx\ queues\ 3..3\ bound\ to\ dma-buf\ ([0-9]+)$ ]]
+	local id=${BASH_REMATCH[1]}
+	# while it listens: header split on, one rule to queue 3, queue 3
+	# out of RSS, queue 3 bound
+	during=$(nic_state)
+	echo "$during"
+	[[ $during == *"$DEVB: tcp-data-split on"* ]]
+	[[ $during == *"Total 1 rules"* ]]
+	[[ $during == *"Dest IP addr: $IP4B"* ]]
+	[[ $during == *"Action: Direct to queue 3"* ]]
+	[[ $(in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB") == *"queue id=3 type=rx ifindex=$IFB "*"dmabuf=$id"* ]]
+	run send_pattern "$IP4B" 7 64M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "bytes:           $((64 << 20))" ]
+	[ "${lines[4]}" = "result:          pass" ]
+	srv_wait
+	summary_pass $((64 << 20)) 7
+	[ "$(nic_state)" = "$before" ]
+	nothing_bound
+}
+
+@test "ncdevmem server with a socat sender of mainline's pattern (yes | head), flows from A only (-c)" {
+	local before
+	before=$(nic_state)
+	srv_start -c "$IP4A" -v 7 -b 32M
+	[[ $(in_ns "$NSB" ethtool -n "$DEVB") == *"Src IP addr: $IP4A"* ]]
+	in_ns "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" | head -c 32M |
+		socat -u - TCP:$IP4B:$PORT"
+	srv_wait
+	summary_pass $((32 << 20)) 7
+	[ "$(nic_state)" = "$before" ]
+	nothing_bound
+}
+
+@test "IPv6, two queues (-q 2 -t 2), period 256, --json summary" {
+	local before
+	before=$(nic_state)
+	srv_start -s "$IP6B" -q 2 -t 2 -v 256 -b 16M --json
+	[[ $(cat "$SRV_ERR") == *"rx queues 2..3 bound to dma-buf"* ]]
+	local q
+	q=$(in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB")
+	echo "$q"
+	[[ $q == *"queue id=2 type=rx ifindex=$IFB "*dmabuf=* ]]
+	[[ $q == *"queue id=3 type=rx ifindex=$IFB "*dmabuf=* ]]
+	[[ $(in_ns "$NSB" ethtool -n "$DEVB") == *"Action: Direct to queue 2"* ]]
+	run send_pattern "$IP6B" 256 16M
+	[ "$status" -eq 0 ]
+	srv_wait
+	[ "$SRV_RC" -eq 0 ]
+	[ "${#SRV_LINES[@]}" -eq 1 ]
+	[[ ${SRV_LINES[0]} =~ ^\{\"mode\":\"server\",\"bytes\":16777216,\"devmem_bytes\":([0-9]+),\"devmem_frags\":([0-9]+),\"linear_bytes\":([0-9]+),\"plain_bytes\":0,\"tokens_returned\":([0-9]+),\"seconds\":[0-9.]+,\"gbps\":[0-9.]+,\"validation\":\{\"period\":256,\"mismatches\":0\},\"result\":\"pass\"\}$ ]]
+	[ $((BASH_REMATCH[1] + BASH_REMATCH[3])) -eq 16777216 ]
+	[ "${BASH_REMATCH[2]}" -gt 0 ]
+	[ "${BASH_REMATCH[4]}" = "${BASH_REMATCH[2]}" ]
+	[ "$(nic_state)" = "$before" ]
+	nothing_bound
+}
+
+@test "a stream of another period: exit 1, the first mismatch's offset; the NIC restored all the same" {
+	local before
+	before=$(nic_state)
+	srv_start -v 7
+	# period 8: 01..07 0a; period 7 has 0a at offset 6
+	run send_pattern "$IP4B" 8 4M
+	srv_wait
+	[ "$SRV_RC" -eq 1 ]
+	[ "${SUM[bytes]}" = $((4 << 20)) ]
+	[[ ${SUM[validation]} =~ ^FAILED,\ period\ 7:\ ([0-9]+)\ bytes\ differ,\ the\ first\ at\ offset\ 6\ \(0x07,\ expected\ 0x0a\)$ ]]
+	[ "${BASH_REMATCH[1]}" -gt $(((4 << 20) / 2)) ]
+	[[ ${SUM[result]} =~ ^FAIL:\ validation:\ [0-9]+\ bytes\ differ,\ the\ first\ at\ offset\ 6$ ]]
+	[ "${SUM[tokens returned]}" = "${SUM[devmem frags]}" ]
+	[ "$(nic_state)" = "$before" ]
+	nothing_bound
+}
+
+@test "a short stream (-b more than sent): exit 1 naming both counts" {
+	srv_start -v 7 -b 8M
+	run send_pattern "$IP4B" 7 3M
+	[ "$status" -eq 0 ]
+	srv_wait
+	[ "$SRV_RC" -eq 1 ]
+	[ "${SUM[validation]}" = "ok, period 7" ]
+	[ "${SUM[result]}" = "FAIL: received 3145728 bytes, expected 8388608" ]
+}
+
+@test "-n: the test sets the NIC up itself; ncdevmem changes nothing on it, binds queue 3, and validates" {
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	in_ns "$NSB" ethtool -X "$DEVB" equal 3
+	in_ns "$NSB" ethtool -K "$DEVB" ntuple on
+	in_ns "$NSB" ethtool -N "$DEVB" flow-type tcp4 dst-port "$PORT" action 3 >/dev/null
+	local before
+	before=$(nic_state)
+	srv_start -n -v 7 -b 16M
+	[[ $(cat "$SRV_ERR") == *"rx queues 3..3 bound to dma-buf "*" (NIC set-up left to the caller)" ]]
+	[ "$(nic_state)" = "$before" ]
+	run send_pattern "$IP4B" 7 16M
+	[ "$status" -eq 0 ]
+	srv_wait
+	summary_pass $((16 << 20)) 7
+	[ "$(nic_state)" = "$before" ]
+	[[ $before == *"Total 1 rules"* ]]
+	nothing_bound
+}
+
+@test "-n without a steering rule: the stream arrives outside device memory, exit 1" {
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	in_ns "$NSB" ethtool -X "$DEVB" equal 3
+	srv_start -n -v 7
+	run send_pattern "$IP4B" 7 1M
+	srv_wait
+	[ "$SRV_RC" -eq 1 ]
+	[ "${SUM[plain bytes]}" = $((1 << 20)) ]
+	[ "${SUM[devmem frags]}" = 0 ]
+	[ "${SUM[validation]}" = "ok, period 7" ]
+	[ "${SUM[result]}" = "FAIL: 1048576 bytes arrived outside device memory (flow steering)" ]
+}
+
+@test "SIGTERM while waiting for a connection: exit 1, no summary, the NIC restored, nothing bound" {
+	local before
+	before=$(nic_state)
+	srv_start -v 7
+	[ "$(nic_state)" != "$before" ]
+	kill -TERM "$SRV_PID"
+	srv_wait
+	[ "$SRV_RC" -eq 1 ]
+	[ "${#SRV_LINES[@]}" -eq 0 ]
+	grep -qx "ncdevmem: interrupted before a connection came" "$SRV_ERR"
+	[ "$(nic_state)" = "$before" ]
+	nothing_bound
+}
+
+@test "a device without device-memory support (lo): exit 77 with the kernel's refusal" {
+	# -n: lo has neither header split nor RSS; bind-rx itself refuses
+	run --separate-stderr ip netns exec "$NSB" "$BIN/ncdevmem" -l -s 127.0.0.1 -p "$PORT" -f lo -t 0 -n
+	echo "status $status, stdout '$output', stderr '$stderr'"
+	[ "$status" -eq 77 ]
+	[ -z "$output" ]
+	[[ $stderr == "ncdevmem: skip: bind-rx lo queues 0..0: "* ]]
+}

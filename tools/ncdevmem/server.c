@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ncdevmem server: NIC set-up, a dma-buf bound to rx queues, one TCP
+ * connection received with recvmsg(MSG_SOCK_DEVMEM).
+ *
+ * The stream is checked in order: the bytes of one recvmsg come as cmsgs,
+ * SCM_DEVMEM_LINEAR for bytes the kernel copied into our buffer and
+ * SCM_DEVMEM_DMABUF for each fragment left in the dma-buf, interleaved in
+ * stream order (an skb's linear bytes, then its fragments). devmem_recv()
+ * reports the fragments and the sum of the linear bytes, which loses that
+ * order, so this receives with recvmsg() itself and hands each cmsg to
+ * devmem_parse_cmsgs() on its own. Fragments are read through
+ * devmem_dmabuf_read(); tokens go back through a devmem_recycler.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <devmem.h>
+
+#include "ncdevmem.h"
+
+#ifndef MSG_SOCK_DEVMEM
+#define MSG_SOCK_DEVMEM	0x2000000	/* the kernel's; not in libc */
+#endif
+
+#define IOV_LEN		(2 << 20)	/* linear bytes and the receive's limit */
+#define CTRL_LEN	(128 << 10)	/* 3276 devmem cmsgs of 40 bytes */
+#define READ_CHUNK	(64 << 10)	/* dma-buf reads */
+
+struct server {
+	const struct config *cfg;
+	int ifindex;
+	uint32_t first, last;
+	struct devmem_dmabuf *db;
+	struct devmem_nic *nic;
+	struct devmem_binding *binding;
+	uint32_t binding_id;
+	struct devmem_recycler *rc;
+	int lfd, fd;
+	FILE *out;			/* -o */
+	bool validating;
+	struct checker *chk;
+	uint8_t *iov, *ctrl, *tmp;
+
+	/* the stream */
+	uint64_t off;			/* bytes so far */
+	uint64_t dmabuf_bytes, frags, linear_bytes, plain_bytes;
+	double t0, secs;
+	struct progress pr;
+	struct devmem_recycler_stats rs;
+
+	/* the first failure; the run goes on only to count where that helps */
+	const char *failure;
+	int status;			/* EXIT_FAIL or EXIT_SKIP with failure */
+	char why[512];
+};
+
+static int failf(struct server *s, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Record the first failure (and say it on stderr); returns -1. */
+static int failf(struct server *s, int status, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[512];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	msg("%s%s", status == EXIT_SKIP ? "skip: " : "", buf);
+	if (!s->failure) {
+		snprintf(s->why, sizeof(s->why), "%s", buf);
+		s->failure = s->why;
+		s->status = status;
+	}
+	return -1;
+}
+
+/* Errors that mean "this system cannot do it", not "it went wrong". */
+static bool is_capability(int err)
+{
+	return err == -EOPNOTSUPP || err == -ENOENT || err == -EPERM ||
+	       err == -ENODEV;
+}
+
+static int alloc_dmabuf(struct server *s)
+{
+	const struct config *cfg = s->cfg;
+	const char *what;
+	int err;
+
+	switch (cfg->provider) {
+	case DMABUF_HEAP:
+		what = "dma-heap";
+		err = devmem_dmabuf_heap(&s->db, cfg->heap, cfg->dmabuf_size);
+		break;
+	case DMABUF_CUDA:
+		what = "CUDA";
+		err = devmem_dmabuf_cuda(&s->db, cfg->cuda_device,
+					 cfg->dmabuf_size);
+		break;
+	default:
+		what = "udmabuf";
+		err = devmem_dmabuf_udmabuf(&s->db, cfg->dmabuf_size);
+		break;
+	}
+	if (err)
+		return failf(s, is_capability(err) ? EXIT_SKIP : EXIT_FAIL,
+			     "%s dma-buf of %zu bytes: %s", what,
+			     cfg->dmabuf_size, devmem_last_error());
+	return 0;
+}
+
+/* The queues to bind: -t/-q, or the device's last -q rx queues. */
+static int pick_queues(struct server *s)
+{
+	const struct config *cfg = s->cfg;
+	struct devmem_queue *q = NULL;
+	ssize_t n, i;
+	long nrx = 0, first;
+
+	n = devmem_queue_dump(&q, s->ifindex);
+	if (n < 0) {
+		if (n == -ENOENT)
+			return failf(s, EXIT_SKIP, "no netdev netlink family in this kernel: %s",
+				     devmem_last_error());
+		return failf(s, EXIT_FAIL, "queue-get %s: %s", cfg->ifname,
+			     devmem_last_error());
+	}
+	for (i = 0; i < n; i++)
+		nrx += q[i].type == DEVMEM_QUEUE_RX;
+	devmem_queue_dump_free(q);
+	if (!nrx)
+		return failf(s, EXIT_FAIL, "%s has no rx queues (is it up?)",
+			     cfg->ifname);
+
+	first = cfg->first_queue;
+	if (first < 0) {
+		first = nrx - cfg->queues;
+		/* RSS needs at least one queue of its own */
+		if (first < (cfg->no_setup ? 0 : 1))
+			return failf(s, EXIT_FAIL,
+				     "%s has %ld rx queues: too few to bind %d and keep one for RSS; give -t/-q",
+				     cfg->ifname, nrx, cfg->queues);
+	}
+	if (first + cfg->queues > nrx)
+		return failf(s, EXIT_FAIL, "queues %ld..%ld: %s has %ld rx queues",
+			     first, first + cfg->queues - 1, cfg->ifname, nrx);
+	s->first = first;
+	s->last = first + cfg->queues - 1;
+	return 0;
+}
+
+static int nic_setup(struct server *s)
+{
+	const struct config *cfg = s->cfg;
+	struct devmem_flow flow;
+	int err;
+
+	err = devmem_flow_parse(&flow, cfg->server_ip, cfg->client_ip,
+				cfg->port);
+	if (err)
+		return failf(s, EXIT_FAIL, "flow: %s", devmem_last_error());
+	err = devmem_nic_open(&s->nic, s->ifindex);
+	if (err)
+		return failf(s, is_capability(err) ? EXIT_SKIP : EXIT_FAIL,
+			     "%s: %s", cfg->ifname, devmem_last_error());
+	err = devmem_nic_setup(s->nic, s->first, s->last, &flow);
+	if (err)
+		return failf(s, is_capability(err) ? EXIT_SKIP : EXIT_FAIL,
+			     "setting up %s for devmem TCP (queues %u..%u): %s",
+			     cfg->ifname, s->first, s->last,
+			     devmem_last_error());
+	return 0;
+}
+
+static int bind_queues(struct server *s)
+{
+	uint32_t *queues;
+	uint32_t i, n = s->last - s->first + 1;
+	int err;
+
+	queues = calloc(n, sizeof(*queues));
+	if (!queues)
+		return failf(s, EXIT_FAIL, "out of memory");
+	for (i = 0; i < n; i++)
+		queues[i] = s->first + i;
+	err = devmem_bind_rx(&s->binding, s->ifindex, queues, n,
+			     devmem_dmabuf_fd(s->db));
+	free(queues);
+	if (err)
+		return failf(s, is_capability(err) ? EXIT_SKIP : EXIT_FAIL,
+			     "bind-rx %s queues %u..%u: %s", s->cfg->ifname,
+			     s->first, s->last, devmem_last_error());
+	s->binding_id = devmem_binding_id(s->binding);
+	return 0;
+}
+
+static int listen_on(struct server *s)
+{
+	const struct config *cfg = s->cfg;
+	struct addrinfo hints = {
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV,
+	};
+	struct addrinfo *ai;
+	int one = 1, err, fd;
+
+	err = getaddrinfo(cfg->server_ip, cfg->port, &hints, &ai);
+	if (err)
+		return failf(s, EXIT_FAIL, "%s port %s: %s", cfg->server_ip,
+			     cfg->port, gai_strerror(err));
+	s->lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0) {
+		freeaddrinfo(ai);
+		return failf(s, EXIT_FAIL, "socket: %s", strerror(errno));
+	}
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s->lfd, ai->ai_addr, ai->ai_addrlen) || listen(s->lfd, 1)) {
+		err = errno;
+		freeaddrinfo(ai);
+		return failf(s, EXIT_FAIL, "listen on %s port %s: %s",
+			     cfg->server_ip, cfg->port, strerror(err));
+	}
+	freeaddrinfo(ai);
+
+	msg("listening on %s port %s; %s rx queues %u..%u bound to dma-buf %u%s",
+	    cfg->server_ip, cfg->port, cfg->ifname, s->first, s->last,
+	    s->binding_id, cfg->no_setup ? " (NIC set-up left to the caller)" : "");
+	if (cfg->ready_file) {
+		fd = open(cfg->ready_file, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return failf(s, EXIT_FAIL, "%s: %s", cfg->ready_file,
+				     strerror(errno));
+		close(fd);
+	}
+	return 0;
+}
+
+static int accept_one(struct server *s)
+{
+	for (;;) {
+		if (stop_requested)
+			return failf(s, EXIT_FAIL, "interrupted before a connection came");
+		s->fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (s->fd >= 0)
+			break;
+		if (errno != EINTR)
+			return failf(s, EXIT_FAIL, "accept: %s", strerror(errno));
+	}
+	close(s->lfd);
+	s->lfd = -1;
+	return 0;
+}
+
+/* @len payload bytes at the stream's current offset, wherever they are. */
+static int consume(struct server *s, const uint8_t *buf, size_t len)
+{
+	if (s->validating)
+		checker_feed(s->chk, s->off, buf, len);
+	if (s->out && fwrite(buf, 1, len, s->out) != len)
+		return failf(s, EXIT_FAIL, "writing %s: %s", s->cfg->output,
+			     strerror(errno));
+	s->off += len;
+	return 0;
+}
+
+static int take_frag(struct server *s, const struct devmem_frag *f)
+{
+	uint64_t done, n;
+	int err;
+
+	if (f->dmabuf_id != s->binding_id)
+		return failf(s, EXIT_FAIL,
+			     "a fragment of dma-buf %u, ours is %u: flow steering error",
+			     f->dmabuf_id, s->binding_id);
+	if (f->offset + f->size > devmem_dmabuf_size(s->db))
+		return failf(s, EXIT_FAIL, "fragment [%llu, +%u) outside the %zu-byte dma-buf",
+			     (unsigned long long)f->offset, f->size,
+			     devmem_dmabuf_size(s->db));
+	if (s->validating || s->out) {
+		for (done = 0; done < f->size; done += n) {
+			n = f->size - done;
+			if (n > READ_CHUNK)
+				n = READ_CHUNK;
+			err = devmem_dmabuf_read(s->db, f->offset + done,
+						 s->tmp, n);
+			if (err)
+				return failf(s, EXIT_FAIL, "reading the dma-buf: %s",
+					     devmem_last_error());
+			if (consume(s, s->tmp, n))
+				return -1;
+		}
+	} else {
+		s->off += f->size;
+	}
+	s->dmabuf_bytes += f->size;
+	s->frags++;
+	err = devmem_recycler_add(s->rc, f->token);
+	if (err)
+		return failf(s, EXIT_FAIL, "SO_DEVMEM_DONTNEED: %s", strerror(-err));
+	return 0;
+}
+
+/* The bytes and cmsgs of one recvmsg() that returned @n. */
+static int take(struct server *s, struct msghdr *m, size_t n)
+{
+	struct devmem_frag f;
+	struct cmsghdr *cm;
+	struct msghdr one;
+	uint64_t linear, lin_off = 0, dm = 0;
+	bool devmem = false;
+	size_t nr;
+	int err;
+
+	if (m->msg_flags & MSG_CTRUNC)
+		return failf(s, EXIT_FAIL, "control data truncated (MSG_CTRUNC)");
+	for (cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR(m, cm)) {
+		memset(&one, 0, sizeof(one));
+		one.msg_control = cm;
+		one.msg_controllen = cm->cmsg_len;
+		err = devmem_parse_cmsgs(&one, DEVMEM_CMSG_SKIP_OTHER, &f, 1,
+					 &nr, &linear);
+		if (err)
+			return failf(s, EXIT_FAIL, "a malformed cmsg: %s",
+				     strerror(-err));
+		if (nr == 1) {
+			devmem = true;
+			dm += f.size;
+			if (take_frag(s, &f))
+				return -1;
+		} else if (linear) {
+			devmem = true;
+			if (lin_off + linear > n)
+				return failf(s, EXIT_FAIL,
+					     "linear cmsgs claim more than the %zu bytes received", n);
+			if (consume(s, s->iov + lin_off, linear))
+				return -1;
+			s->linear_bytes += linear;
+			lin_off += linear;
+		}
+	}
+	if (!devmem) {
+		/* host memory: the flow did not come through a bound queue */
+		if (!s->plain_bytes)
+			msg("%zu bytes at offset %llu arrived outside device memory: flow steering error",
+			    n, (unsigned long long)s->off);
+		s->plain_bytes += n;
+		return consume(s, s->iov, n);
+	}
+	if (lin_off + dm != n)
+		return failf(s, EXIT_FAIL, "cmsgs account for %llu of the %zu bytes received",
+			     (unsigned long long)(lin_off + dm), n);
+	return 0;
+}
+
+static void receive(struct server *s)
+{
+	struct iovec iov = { .iov_base = s->iov, .iov_len = IOV_LEN };
+	struct msghdr m;
+	ssize_t n;
+
+	s->t0 = now_s();
+	progress_init(&s->pr, s->cfg->progress, s->t0);
+	for (;;) {
+		if (stop_requested) {
+			failf(s, EXIT_FAIL, "interrupted");
+			break;
+		}
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = s->ctrl;
+		m.msg_controllen = CTRL_LEN;
+		n = recvmsg(s->fd, &m, MSG_SOCK_DEVMEM);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			failf(s, EXIT_FAIL, "recvmsg(MSG_SOCK_DEVMEM): %s",
+			      strerror(errno));
+			break;
+		}
+		if (!n)
+			break;
+		if (take(s, &m, n))
+			break;
+		progress_tick(&s->pr, "received", s->off, s->frags, true);
+	}
+	s->secs = now_s() - s->t0;
+}
+
+static void finish_checks(struct server *s)
+{
+	const struct config *cfg = s->cfg;
+	ssize_t ret;
+
+	ret = devmem_recycler_flush(s->rc);
+	if (ret < 0)
+		failf(s, EXIT_FAIL, "SO_DEVMEM_DONTNEED: %s", strerror(-ret));
+	devmem_recycler_get_stats(s->rc, &s->rs);
+	if (s->rs.unknown)
+		failf(s, EXIT_FAIL, "the socket did not hold %llu of the tokens handed back",
+		      (unsigned long long)s->rs.unknown);
+	else if (!s->failure && s->rs.freed != s->frags)
+		failf(s, EXIT_FAIL, "%llu tokens handed back for %llu fragments",
+		      (unsigned long long)s->rs.freed,
+		      (unsigned long long)s->frags);
+	if (s->plain_bytes)
+		failf(s, EXIT_FAIL, "%llu bytes arrived outside device memory (flow steering)",
+		      (unsigned long long)s->plain_bytes);
+	if (s->validating && s->chk->mismatches)
+		failf(s, EXIT_FAIL, "validation: %llu bytes differ, the first at offset %llu",
+		      (unsigned long long)s->chk->mismatches,
+		      (unsigned long long)s->chk->first_bad);
+	if (cfg->has_bytes && s->off != cfg->bytes)
+		failf(s, EXIT_FAIL, "received %llu bytes, expected %llu",
+		      (unsigned long long)s->off,
+		      (unsigned long long)cfg->bytes);
+}
+
+static void print_summary(struct server *s)
+{
+	FILE *f = s->cfg->output && !strcmp(s->cfg->output, "-") ? stderr : stdout;
+	double gbps = s->secs > 0 ? s->off * 8 / s->secs / 1e9 : 0;
+	const struct checker *c = s->chk;
+
+	if (s->cfg->json) {
+		fprintf(f, "{\"mode\":\"server\",\"bytes\":%llu,\"devmem_bytes\":%llu,"
+			"\"devmem_frags\":%llu,\"linear_bytes\":%llu,"
+			"\"plain_bytes\":%llu,\"tokens_returned\":%llu,"
+			"\"seconds\":%.3f,\"gbps\":%.3f,",
+			(unsigned long long)s->off,
+			(unsigned long long)s->dmabuf_bytes,
+			(unsigned long long)s->frags,
+			(unsigned long long)s->linear_bytes,
+			(unsigned long long)s->plain_bytes,
+			(unsigned long long)s->rs.freed, s->secs, gbps);
+		if (!s->validating)
+			fprintf(f, "\"validation\":null,");
+		else if (!c->mismatches)
+			fprintf(f, "\"validation\":{\"period\":%u,\"mismatches\":0},",
+				c->pat.period);
+		else
+			fprintf(f, "\"validation\":{\"period\":%u,\"mismatches\":%llu,"
+				"\"first_offset\":%llu},", c->pat.period,
+				(unsigned long long)c->mismatches,
+				(unsigned long long)c->first_bad);
+		fprintf(f, "\"result\":\"%s\"}\n", s->failure ? "fail" : "pass");
+		fflush(f);
+		return;
+	}
+	fprintf(f, PROG ": server summary\n");
+	fprintf(f, "%-16s %llu\n", "bytes:", (unsigned long long)s->off);
+	fprintf(f, "%-16s %llu\n", "devmem bytes:", (unsigned long long)s->dmabuf_bytes);
+	fprintf(f, "%-16s %llu\n", "devmem frags:", (unsigned long long)s->frags);
+	fprintf(f, "%-16s %llu\n", "linear bytes:", (unsigned long long)s->linear_bytes);
+	fprintf(f, "%-16s %llu\n", "plain bytes:", (unsigned long long)s->plain_bytes);
+	fprintf(f, "%-16s %llu\n", "tokens returned:", (unsigned long long)s->rs.freed);
+	fprintf(f, "%-16s %.3f\n", "seconds:", s->secs);
+	fprintf(f, "%-16s %.3f\n", "Gbit/s:", gbps);
+	if (!s->validating)
+		fprintf(f, "%-16s off\n", "validation:");
+	else if (!c->mismatches)
+		fprintf(f, "%-16s ok, period %u\n", "validation:", c->pat.period);
+	else
+		fprintf(f, "%-16s FAILED, period %u: %llu bytes differ, the first at offset %llu (0x%02x, expected 0x%02x)\n",
+			"validation:", c->pat.period,
+			(unsigned long long)c->mismatches,
+			(unsigned long long)c->first_bad, c->first_got,
+			c->first_want);
+	if (s->failure)
+		fprintf(f, "%-16s FAIL: %s\n", "result:", s->failure);
+	else
+		fprintf(f, "%-16s pass\n", "result:");
+	fflush(f);
+}
+
+int run_server(const struct config *cfg)
+{
+	struct server s = { .cfg = cfg, .lfd = -1, .fd = -1 };
+	bool connected = false;
+	int err;
+
+	s.validating = cfg->period != 0;
+	s.iov = malloc(IOV_LEN);
+	s.ctrl = malloc(CTRL_LEN);
+	s.tmp = malloc(READ_CHUNK);
+	s.chk = calloc(1, sizeof(*s.chk));
+	if (!s.iov || !s.ctrl || !s.tmp || !s.chk) {
+		failf(&s, EXIT_FAIL, "out of memory");
+		goto out;
+	}
+	if (s.validating)
+		pattern_init(&s.chk->pat, pattern_period(cfg->period));
+
+	s.ifindex = devmem_ifindex(cfg->ifname);
+	if (s.ifindex < 0) {
+		failf(&s, EXIT_FAIL, "%s: %s", cfg->ifname, devmem_last_error());
+		goto out;
+	}
+	if (cfg->output) {
+		s.out = strcmp(cfg->output, "-") ? fopen(cfg->output, "we") : stdout;
+		if (!s.out) {
+			failf(&s, EXIT_FAIL, "%s: %s", cfg->output, strerror(errno));
+			goto out;
+		}
+	}
+	if (alloc_dmabuf(&s) || pick_queues(&s))
+		goto out;
+	if (!cfg->no_setup && nic_setup(&s))
+		goto out;
+	if (stop_requested || bind_queues(&s) || listen_on(&s) ||
+	    accept_one(&s))
+		goto out;
+	connected = true;
+
+	err = devmem_recycler_new(&s.rc, s.fd, 0);
+	if (err) {
+		failf(&s, EXIT_FAIL, "recycler: %s", strerror(-err));
+		goto out;
+	}
+	receive(&s);
+	finish_checks(&s);
+out:
+	if (stop_requested && !s.failure)
+		failf(&s, EXIT_FAIL, "interrupted");
+	devmem_recycler_free(s.rc);
+	if (s.fd >= 0)
+		close(s.fd);
+	if (s.lfd >= 0)
+		close(s.lfd);
+	/* unbind before the NIC goes back: header split stays on while bound */
+	devmem_binding_free(s.binding);
+	if (s.nic) {
+		err = devmem_nic_restore(s.nic);
+		if (err)
+			failf(&s, EXIT_FAIL, "restoring %s: %s", cfg->ifname,
+			      devmem_last_error());
+		devmem_nic_free(s.nic);
+	}
+	devmem_dmabuf_free(s.db);
+	if (s.out && s.out != stdout && fclose(s.out))
+		failf(&s, EXIT_FAIL, "%s: %s", cfg->output, strerror(errno));
+	else if (s.out == stdout)
+		fflush(stdout);
+	if (connected)
+		print_summary(&s);
+	free(s.iov);
+	free(s.ctrl);
+	free(s.tmp);
+	free(s.chk);
+	return s.failure ? s.status : EXIT_PASS;
+}
