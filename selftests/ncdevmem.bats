@@ -120,15 +120,17 @@ nothing_bound() {
 	nothing_bound
 }
 
-@test "ncdevmem server with a socat sender of mainline's pattern (yes | head), flows from A only (-c)" {
+@test "ncdevmem server with a socat sender of mainline's pattern (yes | head), flows from A only (-c), the payload written out (-o)" {
 	local before
 	before=$(nic_state)
-	srv_start -c "$IP4A" -v 7 -b 32M
+	srv_start -c "$IP4A" -v 7 -b 32M -o "$BATS_TEST_TMPDIR/got"
 	[[ $(in_ns "$NSB" ethtool -n "$DEVB") == *"Src IP addr: $IP4A"* ]]
 	in_ns "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" | head -c 32M |
 		socat -u - TCP:$IP4B:$PORT"
 	srv_wait
 	summary_pass $((32 << 20)) 7
+	# -o: the payload as it arrived, read back through the dma-buf
+	yes "$(printf '\1\2\3\4\5\6')" | head -c 32M | cmp - "$BATS_TEST_TMPDIR/got"
 	[ "$(nic_state)" = "$before" ]
 	nothing_bound
 }
@@ -174,7 +176,7 @@ nothing_bound() {
 	nothing_bound
 }
 
-@test "a short stream (-b more than sent): exit 1 naming both counts" {
+@test "a short stream and a long one (-b): exit 1 naming the counts" {
 	srv_start -v 7 -b 8M
 	run send_pattern "$IP4B" 7 3M
 	[ "$status" -eq 0 ]
@@ -182,6 +184,14 @@ nothing_bound() {
 	[ "$SRV_RC" -eq 1 ]
 	[ "${SUM[validation]}" = "ok, period 7" ]
 	[ "${SUM[result]}" = "FAIL: received 3145728 bytes, expected 8388608" ]
+
+	# a long one: the server stops at the first byte too many
+	srv_start -v 7 -b 1M
+	run send_pattern "$IP4B" 7 3M
+	srv_wait
+	[ "$SRV_RC" -eq 1 ]
+	[ "${SUM[result]}" = "FAIL: more than the 1048576 bytes expected" ]
+	[ "${SUM[bytes]}" -gt $((1 << 20)) ]
 }
 
 @test "-n: the test sets the NIC up itself; ncdevmem changes nothing on it, binds queue 3, and validates" {
@@ -226,6 +236,28 @@ nothing_bound() {
 	[ "$SRV_RC" -eq 1 ]
 	[ "${#SRV_LINES[@]}" -eq 0 ]
 	grep -qx "ncdevmem: interrupted before a connection came" "$SRV_ERR"
+	[ "$(nic_state)" = "$before" ]
+	nothing_bound
+}
+
+@test "SIGINT in the middle of an endless stream (--progress lines meanwhile): exit 1, a summary, tokens all back, the NIC restored" {
+	local before
+	before=$(nic_state)
+	srv_start -v 7 --progress
+	ip netns exec "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" |
+		socat -u - TCP:$IP4B:$PORT" 2>/dev/null 3>&- &
+	local sender=$!
+	# a progress line says data flows: once a second, stderr no tty
+	wait_until 60 grep -q "MiB received" "$SRV_ERR"
+	kill -INT "$SRV_PID"
+	srv_wait
+	wait "$sender" || true
+	[ "$SRV_RC" -eq 1 ]
+	grep -Eq '^ncdevmem: [0-9]+ s: [0-9]+\.[0-9] MiB received, [0-9]+\.[0-9]{3} Gbit/s, [0-9]+ devmem frags$' "$SRV_ERR"
+	[ "${SUM[result]}" = "FAIL: interrupted" ]
+	[ "${SUM[validation]}" = "ok, period 7" ]
+	[ "${SUM[bytes]}" -gt 0 ]
+	[ "${SUM[tokens returned]}" = "${SUM[devmem frags]}" ]
 	[ "$(nic_state)" = "$before" ]
 	nothing_bound
 }

@@ -24,23 +24,28 @@ static void print_summary(const struct config *cfg,
 			  const struct client_stats *st)
 {
 	double gbps = st->secs > 0 ? st->bytes * 8 / st->secs / 1e9 : 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
+	if (!f)
+		return;
 	if (cfg->json) {
-		printf("{\"mode\":\"client\",\"bytes\":%llu,\"seconds\":%.3f,"
-		       "\"gbps\":%.3f,\"result\":\"%s\"}\n",
-		       (unsigned long long)st->bytes, st->secs, gbps,
-		       st->failure ? "fail" : "pass");
+		fprintf(f, "{\"mode\":\"client\",\"bytes\":%llu,\"seconds\":%.3f,"
+			"\"gbps\":%.3f,\"result\":\"%s\"}\n",
+			(unsigned long long)st->bytes, st->secs, gbps,
+			st->failure ? "fail" : "pass");
 	} else {
-		printf(PROG ": client summary\n");
-		printf("%-16s %llu\n", "bytes:", (unsigned long long)st->bytes);
-		printf("%-16s %.3f\n", "seconds:", st->secs);
-		printf("%-16s %.3f\n", "Gbit/s:", gbps);
+		fprintf(f, PROG ": client summary\n");
+		fprintf(f, "%-16s %llu\n", "bytes:", (unsigned long long)st->bytes);
+		fprintf(f, "%-16s %.3f\n", "seconds:", st->secs);
+		fprintf(f, "%-16s %.3f\n", "Gbit/s:", gbps);
 		if (st->failure)
-			printf("%-16s FAIL: %s\n", "result:", st->failure);
+			fprintf(f, "%-16s FAIL: %s\n", "result:", st->failure);
 		else
-			printf("%-16s pass\n", "result:");
+			fprintf(f, "%-16s pass\n", "result:");
 	}
-	fflush(stdout);
+	emit_block(stdout, f, &text, &len);
 }
 
 static int connect_to(const struct config *cfg)

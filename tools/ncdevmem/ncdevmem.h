@@ -74,6 +74,10 @@ double now_s(void);
 /* Set by SIGINT and SIGTERM (installed by install_signals()). */
 extern volatile int stop_requested;
 void install_signals(void);
+/* Close memstream @m and write its text to @dst in one write(), so that
+ * a summary is never cut by another process's lines on the same terminal.
+ */
+void emit_block(FILE *dst, FILE *m, char **text, size_t *len);
 /* Live throughput on stderr, once a second, when enabled. */
 struct progress {
 	bool on;

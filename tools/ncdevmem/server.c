@@ -389,6 +389,11 @@ static void receive(struct server *s)
 			break;
 		if (take(s, &m, n))
 			break;
+		if (s->cfg->has_bytes && s->off > s->cfg->bytes) {
+			failf(s, EXIT_FAIL, "more than the %llu bytes expected",
+			      (unsigned long long)s->cfg->bytes);
+			break;
+		}
 		progress_tick(&s->pr, "received", s->off, s->frags, true);
 	}
 	s->secs = now_s() - s->t0;
@@ -425,10 +430,15 @@ static void finish_checks(struct server *s)
 
 static void print_summary(struct server *s)
 {
-	FILE *f = s->cfg->output && !strcmp(s->cfg->output, "-") ? stderr : stdout;
+	FILE *dst = s->cfg->output && !strcmp(s->cfg->output, "-") ? stderr : stdout;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 	double gbps = s->secs > 0 ? s->off * 8 / s->secs / 1e9 : 0;
 	const struct checker *c = s->chk;
 
+	if (!f)
+		return;
 	if (s->cfg->json) {
 		fprintf(f, "{\"mode\":\"server\",\"bytes\":%llu,\"devmem_bytes\":%llu,"
 			"\"devmem_frags\":%llu,\"linear_bytes\":%llu,"
@@ -451,7 +461,7 @@ static void print_summary(struct server *s)
 				(unsigned long long)c->mismatches,
 				(unsigned long long)c->first_bad);
 		fprintf(f, "\"result\":\"%s\"}\n", s->failure ? "fail" : "pass");
-		fflush(f);
+		emit_block(dst, f, &text, &len);
 		return;
 	}
 	fprintf(f, PROG ": server summary\n");
@@ -477,7 +487,7 @@ static void print_summary(struct server *s)
 		fprintf(f, "%-16s FAIL: %s\n", "result:", s->failure);
 	else
 		fprintf(f, "%-16s pass\n", "result:");
-	fflush(f);
+	emit_block(dst, f, &text, &len);
 }
 
 int run_server(const struct config *cfg)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ncdevmem: messages, time, signals, progress, the pattern. */
+#include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
@@ -48,6 +50,25 @@ void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+void emit_block(FILE *dst, FILE *m, char **text, size_t *len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	fclose(m);
+	fflush(dst);
+	while (*text && done < *len) {
+		n = write(fileno(dst), *text + done, *len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += n;
+	}
+	free(*text);
+	*text = NULL;
 }
 
 void progress_init(struct progress *p, bool forced, double start)
