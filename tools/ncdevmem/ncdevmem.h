@@ -74,6 +74,8 @@ double now_s(void);
 /* Set by SIGINT and SIGTERM (installed by install_signals()). */
 extern volatile int stop_requested;
 void install_signals(void);
+/* Hold SIGINT and SIGTERM back (pending) or let them through again. */
+void signals_hold(bool hold);
 /* Close memstream @m and write its text to @dst in one write(), so that
  * a summary is never cut by another process's lines on the same terminal.
  */

@@ -520,12 +520,19 @@ int run_server(const struct config *cfg)
 			goto out;
 		}
 	}
+	/* Set-up and teardown talk netlink: a signal then would cut a request
+	 * short (EINTR) and could leave the NIC half done. It waits until the
+	 * server listens, and is acted on there.
+	 */
+	signals_hold(true);
 	if (alloc_dmabuf(&s) || pick_queues(&s))
 		goto out;
 	if (!cfg->no_setup && nic_setup(&s))
 		goto out;
-	if (stop_requested || bind_queues(&s) || listen_on(&s) ||
-	    accept_one(&s))
+	if (bind_queues(&s) || listen_on(&s))
+		goto out;
+	signals_hold(false);
+	if (accept_one(&s))
 		goto out;
 	connected = true;
 
@@ -537,6 +544,7 @@ int run_server(const struct config *cfg)
 	receive(&s);
 	finish_checks(&s);
 out:
+	signals_hold(true);
 	if (stop_requested && !s.failure)
 		failf(&s, EXIT_FAIL, "interrupted");
 	devmem_recycler_free(s.rc);

@@ -52,6 +52,16 @@ void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+void signals_hold(bool hold)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
 void emit_block(FILE *dst, FILE *m, char **text, size_t *len)
 {
 	size_t done = 0;
