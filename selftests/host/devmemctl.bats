@@ -336,7 +336,7 @@ jget() {
 	# a state file that is not one: teardown fails, naming it, and leaves it
 	run --separate-stderr "$CTL" teardown dev lo
 	[ "$status" -eq 1 ]
-	[[ $stderr == "Error: $state: "* ]]
+	[[ $stderr == "Error: $state"* ]]
 	[ "$(<"$state")" = keep ]
 	# a state directory that cannot be made
 	DEVMEMCTL_STATE_DIR=$BATS_TEST_TMPDIR/no/such run --separate-stderr "$CTL" setup dev lo queues 0

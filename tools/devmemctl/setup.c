@@ -10,16 +10,41 @@
  * each have a device with the same ifindex; the inode tells them apart.
  * The file is created exclusively before anything changes, so a second
  * setup of a device is refused (it would record the first one's values as
- * the originals), and teardown removes it.
+ * the originals), and teardown removes it. SIGINT, SIGTERM and SIGHUP
+ * wait while the device and its state file change, so that neither is
+ * left half done; one that came meanwhile ends the command afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "devmemctl.h"
+
+/* Hold the signals that would end the command half-way; @old: the mask to
+ * put back.
+ */
+static void hold_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* Let them in again: one that is pending acts now. */
+static int release_signals(const sigset_t *old, int rc)
+{
+	fflush(stdout);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	return rc;
+}
 
 static const char *state_dir(void)
 {
@@ -77,13 +102,16 @@ int do_setup(const struct cmd *c)
 	struct devmem_nic *n = NULL;
 	char path[4096], reason[512];
 	int ifindex, err;
+	sigset_t old;
 
 	ifindex = resolve_dev(c->dev);
 	if (ifindex < 0)
 		return EXIT_FAIL;
-	if (state_path(ifindex, path, sizeof(path)) ||
-	    reserve_state(c, path))
+	if (state_path(ifindex, path, sizeof(path)))
 		return EXIT_FAIL;
+	hold_signals(&old);
+	if (reserve_state(c, path))
+		return release_signals(&old, EXIT_FAIL);
 
 	err = devmem_nic_open(&n, ifindex);
 	if (!err)
@@ -106,11 +134,11 @@ int do_setup(const struct cmd *c)
 		goto fail;
 	}
 	devmem_nic_free(n);
-	return EXIT_OK;
+	return release_signals(&old, EXIT_OK);
 fail:
 	devmem_nic_free(n);
 	unlink(path);
-	return EXIT_FAIL;
+	return release_signals(&old, EXIT_FAIL);
 }
 
 int do_teardown(const struct cmd *c)
@@ -118,6 +146,7 @@ int do_teardown(const struct cmd *c)
 	struct devmem_nic *n = NULL;
 	char path[4096];
 	int ifindex, err;
+	sigset_t old;
 
 	ifindex = resolve_dev(c->dev);
 	if (ifindex < 0)
@@ -147,13 +176,14 @@ int do_teardown(const struct cmd *c)
 		return EXIT_FAIL;
 	}
 	/* goes on past a failure; the state is used up either way */
+	hold_signals(&old);
 	err = devmem_nic_restore(n);
 	if (err)
 		lib_error(NULL);
 	devmem_nic_free(n);
 	if (unlink(path) && errno != ENOENT && !err) {
 		error_msg("state file %s: %s", path, strerror(errno));
-		return EXIT_FAIL;
+		err = -EIO;
 	}
-	return err ? EXIT_FAIL : EXIT_OK;
+	return release_signals(&old, err ? EXIT_FAIL : EXIT_OK);
 }
