@@ -217,26 +217,31 @@ static int parse_queues(struct ps *ps, const char *s, struct cmd *c)
 	return 0;
 }
 
+/* SIZE: bytes, or K, M or G (KiB, MiB, GiB); a multiple of the page size. */
 static int parse_size(struct ps *ps, const char *s, uint64_t *size)
 {
-	char num[32];
-	size_t n = strlen(s);
-	unsigned int shift = 0;
 	long page = sysconf(_SC_PAGESIZE);
+	size_t n = strlen(s), digits = n;
+	unsigned int shift = 0;
+	char num[32];
 	uint64_t v;
 
-	if (n && n < sizeof(num)) {
+	if (n) {
 		switch (s[n - 1]) {
 		case 'K': case 'k': shift = 10; break;
 		case 'M': case 'm': shift = 20; break;
 		case 'G': case 'g': shift = 30; break;
 		}
-		memcpy(num, s, n - (shift ? 1 : 0));
-		num[n - (shift ? 1 : 0)] = '\0';
+		if (shift)
+			digits--;
 	}
-	if (!n || n >= sizeof(num) ||
-	    parse_uint(num, (SIZE_MAX > UINT64_MAX ? UINT64_MAX : SIZE_MAX) >> shift, &v) ||
-	    !v)
+	if (digits < sizeof(num)) {
+		memcpy(num, s, digits);
+		num[digits] = '\0';
+	}
+	/* (a size_t: the buffer's size is one) */
+	if (digits >= sizeof(num) ||
+	    parse_uint(num, (uint64_t)SIZE_MAX >> shift, &v) || !v)
 		return fail(ps, "bad size '%s' (bytes, or with a K, M or G suffix)",
 			    s);
 	v <<= shift;
