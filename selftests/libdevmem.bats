@@ -14,9 +14,14 @@
 #   libdevmem/tests/netlink.c); bind-vm binds a udmabuf to a netdevsim rx
 #   queue through the library and shows each step, checked here field by
 #   field.
+# * io_uring receive: uring-vm receives a devmem TCP flow (lib/devmem.bash:
+#   steered to the bound queue 3) with IORING_OP_RECVMSG and
+#   MSG_SOCK_DEVMEM, checks every byte through the udmabuf and hands the
+#   tokens back; with the wrong pattern seed it must fail.
 
 load lib/vm
 load lib/nsim
+load lib/devmem
 
 LIBTESTS=${VM_REPO:-$BATS_TEST_DIRNAME/..}/build/libdevmem/tests
 NETNS=libdevmem
@@ -105,4 +110,48 @@ own_netns() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[ "$output" = "bind-vm: bind-rx: Invalid argument: header split (tcp-data-split) is off on the device" ]
+}
+
+# uring_rx BYTES [SEED]: uring-vm on queue 3 of B in the background, back
+# once it listens; URING_PID, URING_OUT.
+uring_rx() {
+	URING_OUT=$BATS_TEST_TMPDIR/uring.$RANDOM
+	# (background processes here close bats' fd 3, or bats waits for them)
+	ip netns exec "$NSB" "$LIBTESTS/uring-vm" "$DEVB" 3 "$PORT" "$1" \
+		"$URING_OUT.ready" ${2:+"$2"} >"$URING_OUT" 2>&1 3>&- &
+	URING_PID=$!
+	wait_until 30 test -e "$URING_OUT.ready"
+}
+
+@test "uring-vm: a devmem flow through io_uring recvmsg into a bound udmabuf, every byte checked, every token back" {
+	[ -x "$LIBTESTS/uring-vm" ]
+	devmem_setup
+	uring_rx 32M
+	send "$IP4B" 32M
+	local rc=0
+	wait "$URING_PID" || rc=$?
+	cat "$URING_OUT"
+	[ "$rc" -eq 0 ]
+	mapfile -t lines <"$URING_OUT"
+	[ "${#lines[@]}" -eq 3 ]
+	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ ifindex=$IFB\ queue=3$ ]]
+	local id=${BASH_REMATCH[1]}
+	# all of it in device memory, none in host memory
+	[[ ${lines[1]} =~ ^received\ 33554432\ bytes:\ linear\ 0,\ dmabuf\ 33554432\ in\ ([0-9]+)\ frags,\ ([0-9]+)\ completions$ ]]
+	local frags=${BASH_REMATCH[1]}
+	[ "$frags" -ge $(((32 << 20) / 4096)) ]
+	[[ ${lines[2]} =~ ^tokens\ freed=$frags\ unknown=0\ calls=[1-9][0-9]*$ ]]
+	# every buffer came home: the binding's pool is gone with it
+	wait_until 30 no_pools_of "$id"
+}
+
+@test "uring-vm: the same flow checked against another pattern fails at its first byte" {
+	devmem_setup
+	uring_rx 1M 2
+	run send "$IP4B" 1M
+	local rc=0
+	wait "$URING_PID" || rc=$?
+	cat "$URING_OUT"
+	[ "$rc" -eq 1 ]
+	grep -q "^uring-vm: dmabuf: byte 0 of the stream is 0x.., expected 0x..$" "$URING_OUT"
 }

@@ -313,6 +313,116 @@ struct devmem_page_pool {
 ssize_t devmem_page_pool_dump(struct devmem_page_pool **pp, int ifindex);
 void devmem_page_pool_dump_free(struct devmem_page_pool *p);
 
+/*
+ * io_uring receive (src/uring.c, liburing)
+ */
+
+/* === uring: declarations go here (helper uring owns this block) === */
+
+/*
+ * recvmsg(MSG_SOCK_DEVMEM) as io_uring requests (IORING_OP_RECVMSG),
+ * through liburing: up to @entries receives in flight on one ring, on one
+ * socket or several, each with a msghdr and a control buffer of its own
+ * that grows on ETOOSMALL as devmem_recv()'s does.
+ *
+ * The kernel path supports it (Linux 6.1 with this tree's devmem TCP, and
+ * mainline): io_uring hands the request's msg_flags to the socket as they
+ * are, MSG_SOCK_DEVMEM included; the cmsgs go through put_cmsg() to the
+ * request's control buffer in user memory; the kernel writes msg_flags
+ * and msg_controllen back into the request's msghdr before it posts the
+ * completion; ETOOSMALL is the completion's result, with nothing
+ * consumed. io_uring retries no partial receive that has a control
+ * buffer (not even with MSG_WAITALL), so every byte a completion reports
+ * is described by its own cmsgs.
+ *
+ * The kernel serves the requests of one socket in an order of its own:
+ * to read a stream in order, keep one request per socket in flight. Not
+ * safe for concurrent use.
+ */
+struct devmem_uring;
+
+/* The most requests one ring keeps in flight. */
+#define DEVMEM_URING_MAX_ENTRIES	4096U
+
+/* What one request got. */
+struct devmem_uring_completion {
+	uint64_t user_data;	/* as given to devmem_uring_submit() */
+	int fd;			/* its socket */
+	void *buf;		/* its buffer for host-memory data */
+	ssize_t ret;		/* bytes received, 0 at end of stream, -errno */
+	struct devmem_rx_result rx;	/* as devmem_recv()'s, empty unless
+					 * ret > 0; rx.frags belongs to the
+					 * ring: valid until its next
+					 * devmem_uring_wait()/_peek() or
+					 * devmem_uring_free() */
+};
+
+/*
+ * Create a ring for up to @entries requests in flight (0 picks 16; at
+ * most DEVMEM_URING_MAX_ENTRIES), each with a control buffer that starts
+ * with room for @frags fragments (as devmem_rx_new()). @cmsg_flags are
+ * devmem_parse_cmsgs() flags.
+ * Returns 0 and stores the ring in *@up, or -errno with a reason:
+ * -EINVAL (NULL @up, too many @entries, unknown @cmsg_flags); -ENOMEM;
+ * io_uring_setup()'s errors: -ENOSYS (a kernel without io_uring), -EPERM
+ * (io_uring disabled: the kernel.io_uring_disabled sysctl, a seccomp
+ * filter), -EMFILE, ...
+ */
+int devmem_uring_new(struct devmem_uring **up, unsigned int entries,
+		     unsigned int frags, unsigned int cmsg_flags);
+
+/* Cancels the requests in flight and waits for them (what they received
+ * is dropped: tokens stay with their sockets until those close), then
+ * closes the ring. NULL is a no-op.
+ */
+void devmem_uring_free(struct devmem_uring *u);
+
+/*
+ * Queue recvmsg(@fd, MSG_SOCK_DEVMEM | @flags) into @buf (@len bytes for
+ * host-memory data, which must stay valid until the request completes)
+ * and hand it to the kernel. @flags are passed as they are: MSG_DONTWAIT
+ * makes a request with nothing to read complete at once with -EAGAIN.
+ * @user_data comes back in its completion.
+ * Returns 0; -EBUSY when every request of the ring is in flight (reap one
+ * first); -EINVAL (NULL @u, NULL @buf with a nonzero @len); -EBADF
+ * (negative @fd). When io_uring_enter() fails here the request stays
+ * queued and goes to the kernel with the next devmem_uring_wait() or
+ * devmem_uring_peek(), which report the error if it lasts.
+ */
+int devmem_uring_submit(struct devmem_uring *u, int fd, void *buf,
+			size_t len, int flags, uint64_t user_data);
+
+/*
+ * Wait for a request to complete and describe it in *@c. A request the
+ * kernel answered with ETOOSMALL (its control buffer cannot hold one
+ * cmsg; nothing was consumed) gets a buffer twice as large and goes back
+ * to the kernel, up to DEVMEM_RX_MAX_FRAGS fragments, without a
+ * completion. c->ret is what devmem_recv() would return: bytes, 0 at end
+ * of stream, or -errno: recvmsg's errors (-EAGAIN with MSG_DONTWAIT,
+ * -EINTR, -ECONNRESET, ...); -EMSGSIZE (the largest control buffer is
+ * still too small); -ENOMEM (growing it); -EBADMSG and -EPROTO as
+ * devmem_recv() (close the socket then); -ECANCELED.
+ * Returns 0 with a completion in *@c, or -errno with a reason and *@c
+ * untouched: -EINVAL (NULL @u or @c); -ENOENT (no request in flight);
+ * -EINTR (a signal came first); io_uring_enter()'s other errors.
+ * devmem_uring_peek() waits for nothing: -EAGAIN when no request has
+ * completed.
+ */
+int devmem_uring_wait(struct devmem_uring *u,
+		      struct devmem_uring_completion *c);
+int devmem_uring_peek(struct devmem_uring *u,
+		      struct devmem_uring_completion *c);
+
+/* The ring's fd, readable (poll, epoll) while a completion is ready:
+ * then devmem_uring_peek() reaps it.
+ */
+int devmem_uring_fd(const struct devmem_uring *u);
+
+/* Requests in flight: submitted and not yet reaped. */
+unsigned int devmem_uring_inflight(const struct devmem_uring *u);
+
+/* === end uring === */
+
 #ifdef __cplusplus
 }
 #endif

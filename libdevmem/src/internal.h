@@ -45,6 +45,37 @@ int devmem_fail_errno(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * The control buffer of one recvmsg(MSG_SOCK_DEVMEM) and the fragment
+ * array its cmsgs are parsed into (src/recv.c): devmem_recv()'s context
+ * has one, and so does each io_uring request (src/uring.c).
+ */
+struct devmem_ctrl {
+	unsigned int slots;		/* devmem cmsgs the buffer holds */
+	void *control;			/* slots * CMSG_SPACE(dmabuf_cmsg) */
+	struct devmem_frag *frags;	/* slots entries */
+};
+
+/* Room for @frags fragments (0: 128; at most DEVMEM_RX_MAX_FRAGS).
+ * Returns 0 or -ENOMEM.
+ */
+int devmem_ctrl_init(struct devmem_ctrl *c, unsigned int frags);
+void devmem_ctrl_release(struct devmem_ctrl *c);
+/* Point @msg (cleared) at @iov and the whole control buffer. */
+void devmem_ctrl_msg(struct devmem_ctrl *c, struct msghdr *msg,
+		     struct iovec *iov);
+/* Double the buffer after ETOOSMALL: 0, -EMSGSIZE at the largest size,
+ * -ENOMEM (the old buffer stays).
+ */
+int devmem_ctrl_grow(struct devmem_ctrl *c);
+/* What a recvmsg that returned @ret into @msg got: @ret itself when it is
+ * 0 or negative (with *@res empty), else @ret with *@res filled from the
+ * cmsgs, or -EBADMSG/-EPROTO as devmem_recv() documents.
+ */
+ssize_t devmem_ctrl_result(const struct devmem_ctrl *c,
+			   const struct msghdr *msg, unsigned int cmsg_flags,
+			   ssize_t ret, struct devmem_rx_result *res);
+
+/*
  * Test hooks: replace the system call an object makes. Each returns what
  * the system call would, with -errno for failure.
  */
@@ -52,6 +83,12 @@ typedef ssize_t (*devmem_recvmsg_fn)(int fd, struct msghdr *msg, int flags,
 				     void *arg);
 void devmem_rx_set_recvmsg(struct devmem_rx *rx, devmem_recvmsg_fn fn,
 			   void *arg);
+
+/* With a hook, devmem_uring queues a NOP for each request and, when it
+ * completes, runs the hook on the request's msghdr for the result.
+ */
+void devmem_uring_set_recvmsg(struct devmem_uring *u, devmem_recvmsg_fn fn,
+			      void *arg);
 
 typedef int (*devmem_dontneed_fn)(int fd, const struct dmabuf_token *ranges,
 				  unsigned int nr, void *arg);

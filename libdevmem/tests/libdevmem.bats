@@ -36,6 +36,10 @@ run_prog() {
 	run_prog recv
 }
 
+@test "uring: io_uring receive on loopback TCP and against the fake kernel: growth, -EBUSY, EOF, cancel" {
+	run_prog uring
+}
+
 @test "recycle: token batching, merging and splitting" {
 	run_prog recycle
 }
@@ -149,9 +153,9 @@ run_prog() {
 	mkdir -p "$pc"
 	sed "s|^prefix=.*|prefix=$r|" "$r/lib/pkgconfig/libdevmem.pc" >"$pc/libdevmem.pc"
 	export PKG_CONFIG_PATH="$pc"
-	grep -qx 'Requires.private: libnl-genl-3.0' "$pc/libdevmem.pc"
-	nl_cflags=$(pkg-config --cflags libnl-genl-3.0)
-	nl_static=$(pkg-config --static --libs libnl-genl-3.0)
+	grep -qx 'Requires.private: libnl-genl-3.0 liburing' "$pc/libdevmem.pc"
+	nl_cflags=$(pkg-config --cflags libnl-genl-3.0 liburing)
+	nl_static=$(pkg-config --static --libs libnl-genl-3.0 liburing)
 	# (pkg-config ends its output with a space; the cflags of private
 	# requirements come along, devmem.h needs none of them)
 	run pkg-config --cflags libdevmem
@@ -169,11 +173,19 @@ run_prog() {
 		struct devmem_dmabuf *db;
 		struct devmem_queue *q = NULL;
 		struct devmem_rx *rx;
+		struct devmem_uring *u;
 		ssize_t n;
+		int err;
 
 		if (devmem_rx_new(&rx, 0, 0))
 			return 1;
 		devmem_rx_free(rx);
+		/* through liburing, where io_uring is allowed */
+		err = devmem_uring_new(&u, 1, 0, 0);
+		if (!err)
+			devmem_uring_free(u);
+		else if (err != -ENOSYS && err != -EPERM)
+			return 1;
 		if (devmem_dmabuf_import(&db, -1) != -EBADF)
 			return 1;
 		puts(devmem_last_error());
@@ -204,4 +216,5 @@ run_prog() {
 	run ldd "$prog-static"
 	[[ "$output" != *libdevmem* ]]
 	[[ "$output" == *libnl-genl-3* ]]
+	[[ "$output" == *liburing* ]]
 }
