@@ -314,6 +314,173 @@ ssize_t devmem_page_pool_dump(struct devmem_page_pool **pp, int ifindex);
 void devmem_page_pool_dump_free(struct devmem_page_pool *p);
 
 /*
+ * NIC set-up (src/nic.c)
+ *
+ * Header split, an RSS carve-out and n-tuple rules, in the caller's
+ * network namespace, through ethtool (netlink where the setting has an
+ * attribute, the ethtool ioctl for RSS and n-tuple rules). A devmem_nic
+ * records what it changed, so that devmem_nic_restore() can undo it -
+ * also from another process, through devmem_nic_save()/devmem_nic_load().
+ * Every function leaves a reason in devmem_last_error() (the kernel's
+ * extack text where it sent one).
+ */
+
+/* A TCP flow for an n-tuple rule. */
+struct devmem_flow {
+	int family;		/* AF_INET or AF_INET6 */
+	int has_src;		/* match the source address too */
+	uint8_t src[16];	/* network order; AF_INET: the first 4 bytes */
+	uint8_t dst[16];
+	uint16_t dst_port;	/* host order */
+};
+
+/* Set-up state of one device. */
+struct devmem_nic;
+
+/* === nic: declarations go here (helper nic owns this block) === */
+
+/*
+ * Fill @f from text: @dst, an IPv4 or IPv6 address, picks the family;
+ * @src is NULL (any source) or an address of the same family; @port is
+ * decimal, 1-65535. @f is left alone on failure.
+ * Returns 0, or -EINVAL with a reason (NULL @f or @dst, an address that
+ * is neither IPv4 nor IPv6, families that differ, a bad port).
+ */
+int devmem_flow_parse(struct devmem_flow *f, const char *dst,
+		      const char *src, const char *port);
+
+/*
+ * Start recording the set-up of device @ifindex (in the caller's network
+ * namespace). Nothing is sent to the kernel yet; the ethtool netlink
+ * socket opens on first use.
+ * Returns 0 and stores the state in *@np, or -errno with a reason:
+ * -EINVAL (NULL @np, @ifindex not positive), -ENODEV (no such device),
+ * -ENOMEM.
+ */
+int devmem_nic_open(struct devmem_nic **np, int ifindex);
+
+/* Forget the state (and close its socket); restores nothing. NULL is a
+ * no-op.
+ */
+void devmem_nic_free(struct devmem_nic *n);
+
+/* The device the state is about. Cannot fail. */
+int devmem_nic_ifindex(const struct devmem_nic *n);
+
+/*
+ * In the functions below, when the kernel refuses an ethtool netlink
+ * request the return value is its errno and the reason exactly its
+ * extack message (strerror() text without one); the ethtool ioctl has
+ * no message: the reason is "DEV: what was asked (ETHTOOL_CMD): strerror".
+ * -ENOENT: the kernel has no ethtool netlink family; -ENODEV: the device
+ * is gone; -EPROTO: a malformed reply; -ENOMEM; socket errors.
+ */
+
+/*
+ * Header split (ethtool tcp-data-split) on (@on not 0) or off, through
+ * ethtool netlink (rings get, then set when it differs). The value before
+ * the first change is recorded.
+ * Returns 0, or -errno with a reason: -EINVAL (NULL @n); the kernel's
+ * (-EOPNOTSUPP: the driver cannot set it; -EINVAL: off while device
+ * memory is bound; -EPERM).
+ */
+int devmem_nic_header_split(struct devmem_nic *n, int on);
+
+/*
+ * Keep rx queues @first..@last (inclusive) out of the RSS indirection
+ * table: the table (of the device's size) spreads round robin over the
+ * device's other rx queues (ETHTOOL_GRXRINGS, ETHTOOL_GRXFHINDIR,
+ * ETHTOOL_SRXFHINDIR). Nothing is written when the table already is that.
+ * The table before the first change is recorded; one that was the
+ * kernel's default spread is recorded as "default" and restored as the
+ * default (which also lets a later channel change re-spread it).
+ * Returns 0, or -errno with a reason: -EINVAL (NULL @n, @first > @last,
+ * @last not below the rx queue count, no queue left for RSS);
+ * -EOPNOTSUPP (no RSS table); the kernel's (-EPERM, ...).
+ */
+int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
+			   uint32_t last);
+
+/*
+ * Steer TCP flow @f to rx queue @queue with an n-tuple rule (flow type
+ * tcp4 or tcp6; destination address and port, and the source address
+ * when @f->has_src). The ntuple feature (rx-ntuple-filter) is turned on
+ * over ethtool netlink if it is off, and that is recorded. The rule goes
+ * at RX_CLS_LOC_ANY when the driver picks locations itself, else at the
+ * lowest free location; it is recorded, and its location stored in *@loc
+ * (@loc may be NULL). On failure nothing stays changed.
+ * Returns 0, or -errno with a reason: -EINVAL (NULL @n or @f, a family
+ * other than AF_INET/AF_INET6, port 0); -EOPNOTSUPP (the ntuple feature
+ * cannot be turned on); -ENOSPC (no free location); the kernel's
+ * (-EINVAL: e.g. no queue @queue; -EOPNOTSUPP; -EPERM).
+ */
+int devmem_nic_flow_add(struct devmem_nic *n, const struct devmem_flow *f,
+			uint32_t queue, uint32_t *loc);
+
+/*
+ * Delete the n-tuple rule at location @loc (ETHTOOL_SRXCLSRLDEL), and
+ * forget it if it was recorded. Any rule may be deleted.
+ * Returns 0, or -errno with a reason: -EINVAL (NULL @n); the kernel's
+ * (-ENOENT: no rule there; -EPERM).
+ */
+int devmem_nic_flow_del(struct devmem_nic *n, uint32_t loc);
+
+/*
+ * What a devmem TCP receiver needs: header split on, queues
+ * @first..@last out of RSS and, when @f is not NULL, @f steered to
+ * @first. On failure it undoes the changes it recorded and returns the
+ * error of the step that failed, with that step's reason.
+ * Returns 0, or -errno as devmem_nic_header_split(),
+ * devmem_nic_rss_exclude() and devmem_nic_flow_add() (arguments are
+ * checked before anything changes).
+ */
+int devmem_nic_setup(struct devmem_nic *n, uint32_t first, uint32_t last,
+		     const struct devmem_flow *f);
+
+/*
+ * Undo every recorded change, newest first: rules deleted, the ntuple
+ * feature back off, the RSS table back, header split back. A rule no
+ * longer there counts as undone; one whose location now holds another
+ * rule is left in place (-ESTALE). Goes on past a failure: changes
+ * undone are forgotten, those that failed stay recorded (a second call
+ * retries them). An empty state makes no system call.
+ * Returns 0, or the first error with its reason: -EINVAL (NULL @n);
+ * -ESTALE; the errors above.
+ */
+int devmem_nic_restore(struct devmem_nic *n);
+
+/*
+ * The recorded state to file @path and back, so that another process
+ * can restore it. The file is text, one line each:
+ *
+ *   libdevmem-nic 1                   the format's version
+ *   device IFINDEX NAME               the device
+ * then one line per change, oldest first (restore goes bottom up):
+ *   header-split on|off|unknown       the value before
+ *   ntuple off                        the feature was off
+ *   rss default                       the table was the default spread
+ *   rss table SIZE Q0 Q1 ... Q(SIZE-1)   the table before
+ *   rule LOC QUEUE DST PORT SRC|any   a rule inserted
+ *
+ * Fields are separated by one space, every line ends with a newline.
+ * devmem_nic_save() writes a temporary file next to @path (mode 0600)
+ * and renames it over @path. Returns 0, or -errno with a reason:
+ * -EINVAL (NULL @n, NULL or empty @path); the errors of mkstemp(),
+ * write(), fsync() and rename(); -ENOMEM.
+ *
+ * devmem_nic_load() reads it strictly and checks that IFINDEX still
+ * names device NAME in the caller's namespace. Returns 0 and stores the
+ * state in *@np, or -errno with a reason: -EINVAL (NULL @np or @path; a
+ * malformed file: the reason says "PATH:LINE: what"; a file over 1 MiB);
+ * -ENODEV (no device IFINDEX, or it is now named otherwise); fopen()'s
+ * and read errors (-ENOENT, -EACCES, -EIO); -ENOMEM.
+ */
+int devmem_nic_save(const struct devmem_nic *n, const char *path);
+int devmem_nic_load(struct devmem_nic **np, const char *path);
+
+/* === end nic === */
+
+/*
  * io_uring receive (src/uring.c, liburing)
  */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR MIT)
 /*
- * Requests to the kernel's "netdev" generic netlink family and their
- * answers, over libnl-genl-3.
+ * Requests to the kernel's generic netlink families ("netdev", "ethtool")
+ * and their answers, over libnl-genl-3.
  *
  * libnl builds and parses the messages and reads the socket. The socket
  * itself is opened, bound and written here with plain system calls, so
@@ -210,7 +210,7 @@ struct nl_msg *devmem_nl_request(const struct devmem_nl *nl, uint8_t cmd,
 	if (!req)
 		return NULL;
 	if (!genlmsg_put(req, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0,
-			 dump ? NLM_F_DUMP : 0, cmd, NETDEV_FAMILY_VERSION)) {
+			 dump ? NLM_F_DUMP : 0, cmd, nl->version)) {
 		nlmsg_free(req);
 		return NULL;
 	}
@@ -228,21 +228,33 @@ int devmem_nl_parse(struct nl_msg *msg, struct nlattr **tb, int max)
 	return 0;
 }
 
-int devmem_nl_u32(const struct nlattr *attr, const char *what, uint32_t *v)
+/* An attribute of exactly @size bytes. */
+static int devmem_nl_fixed(const struct nlattr *attr, const char *what,
+			   void *v, int size)
 {
 	if (!attr)
 		return devmem_fail(-EPROTO, "the kernel's reply lacks the %s",
 				   what);
-	if (nla_len(attr) != sizeof(*v))
+	if (nla_len(attr) != size)
 		return devmem_fail(-EPROTO, "the kernel's %s has %d bytes",
 				   what, nla_len(attr));
-	memcpy(v, nla_data(attr), sizeof(*v));
+	memcpy(v, nla_data(attr), size);
 	return 0;
+}
+
+int devmem_nl_u8(const struct nlattr *attr, const char *what, uint8_t *v)
+{
+	return devmem_nl_fixed(attr, what, v, sizeof(*v));
+}
+
+int devmem_nl_u32(const struct nlattr *attr, const char *what, uint32_t *v)
+{
+	return devmem_nl_fixed(attr, what, v, sizeof(*v));
 }
 
 int devmem_nl_uint(const struct nlattr *attr, const char *what, uint64_t *v)
 {
-	uint32_t v32;
+	uint32_t v32 = 0;
 
 	if (attr && nla_len(attr) == sizeof(*v)) {
 		memcpy(v, nla_data(attr), sizeof(*v));
@@ -274,18 +286,18 @@ static int devmem_nl_family_reply(struct nl_msg *msg, void *arg)
 	return 0;
 }
 
-static int devmem_nl_resolve(struct devmem_nl *nl)
+static int devmem_nl_resolve(struct devmem_nl *nl, const char *name)
 {
 	struct nl_msg *req;
 	int err;
 
 	req = nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN +
-			       nla_total_size(sizeof(NETDEV_FAMILY_NAME)));
+			       nla_total_size(strlen(name) + 1));
 	if (!req)
 		return devmem_fail(-ENOMEM, "out of memory");
 	if (!genlmsg_put(req, NL_AUTO_PORT, NL_AUTO_SEQ, GENL_ID_CTRL, 0, 0,
 			 CTRL_CMD_GETFAMILY, 1) ||
-	    nla_put_string(req, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME)) {
+	    nla_put_string(req, CTRL_ATTR_FAMILY_NAME, name)) {
 		nlmsg_free(req);
 		return devmem_fail(-ENOMEM, "out of memory");
 	}
@@ -293,20 +305,22 @@ static int devmem_nl_resolve(struct devmem_nl *nl)
 	err = devmem_nl_transact(nl, req, devmem_nl_family_reply, &nl->family);
 	if (err == -ENOENT)
 		return devmem_fail(err,
-				   "this kernel has no \"%s\" generic netlink family (device-memory TCP needs Linux 6.12 or later, or this project's kernel)",
-				   NETDEV_FAMILY_NAME);
+				   "this kernel has no \"%s\" generic netlink family",
+				   name);
 	if (!err && !nl->family)
 		return devmem_fail(-EPROTO,
 				   "the kernel's family reply has no id");
 	return err;
 }
 
-int devmem_nl_open(struct devmem_nl *nl)
+int devmem_nl_open_family(struct devmem_nl *nl, const char *name,
+			  uint8_t version)
 {
 	struct sockaddr_nl local = { .nl_family = AF_NETLINK };
 	int fd, one = 1, ret, err;
 
 	nl->sk = NULL;
+	nl->version = version;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (fd < 0)
 		return devmem_fail_errno(-errno, "generic netlink socket");
@@ -329,8 +343,10 @@ int devmem_nl_open(struct devmem_nl *nl)
 		err = devmem_nl_fail_libnl(ret, "netlink socket");
 		goto err_free_sk;
 	}
+	/* Replies as large as the kernel makes them (ethtool's bitsets). */
+	nl_socket_enable_msg_peek(nl->sk);
 	/* From here on the fd is the nl_sock's: devmem_nl_close() closes it. */
-	err = devmem_nl_resolve(nl);
+	err = devmem_nl_resolve(nl, name);
 	if (err)
 		devmem_nl_close(nl);
 	return err;
@@ -340,6 +356,19 @@ err_free_sk:
 	nl->sk = NULL;
 err_close_fd:
 	close(fd);
+	return err;
+}
+
+int devmem_nl_open(struct devmem_nl *nl)
+{
+	int err;
+
+	err = devmem_nl_open_family(nl, NETDEV_FAMILY_NAME,
+				    NETDEV_FAMILY_VERSION);
+	if (err == -ENOENT)
+		return devmem_fail(err,
+				   "this kernel has no \"%s\" generic netlink family (device-memory TCP needs Linux 6.12 or later, or this project's kernel)",
+				   NETDEV_FAMILY_NAME);
 	return err;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR MIT) */
 /*
- * The "netdev" generic netlink family over libnl-genl-3: what bind.c and
- * introspect.c share. Never installed; devmem.h knows nothing of libnl.
+ * Generic netlink over libnl-genl-3: the "netdev" family, which bind.c and
+ * introspect.c use, and the "ethtool" family of nic.c. Never installed;
+ * devmem.h knows nothing of libnl.
  */
 #ifndef LIBDEVMEM_NETLINK_H
 #define LIBDEVMEM_NETLINK_H
@@ -13,24 +14,29 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
-/* A generic netlink socket that knows the netdev family's id. */
+/* A generic netlink socket that knows one family's id and version. */
 struct devmem_nl {
 	struct nl_sock *sk;
 	int family;
+	uint8_t version;	/* of the requests devmem_nl_request() builds */
 };
 
 /*
- * Open a socket with extended acks and resolve the family. Returns 0, or
- * -errno with the reason set: -ENOENT when the kernel has no netdev
- * family; the socket calls' errors; -ENOMEM.
+ * Open a socket with extended acks and resolve family @name, whose
+ * requests will carry @version. Returns 0, or -errno with the reason
+ * set: -ENOENT when the kernel has no such family; the socket calls'
+ * errors; -ENOMEM.
  */
+int devmem_nl_open_family(struct devmem_nl *nl, const char *name,
+			  uint8_t version);
+/* The same for the netdev family (-ENOENT says what that means). */
 int devmem_nl_open(struct devmem_nl *nl);
 /* Closes the socket (which ends whatever the kernel tied to it). */
 void devmem_nl_close(struct devmem_nl *nl);
 
 /*
- * A netdev request @cmd (a dump when @dump) with room for @attrs bytes
- * of attributes. Returns NULL when out of memory.
+ * A request @cmd of the socket's family (a dump when @dump) with room
+ * for @attrs bytes of attributes. Returns NULL when out of memory.
  */
 struct nl_msg *devmem_nl_request(const struct devmem_nl *nl, uint8_t cmd,
 				 int dump, size_t attrs);
@@ -48,12 +54,15 @@ typedef int (*devmem_nl_reply_fn)(struct nl_msg *msg, void *arg);
 int devmem_nl_transact(struct devmem_nl *nl, struct nl_msg *req,
 		       devmem_nl_reply_fn fn, void *arg);
 
-/* The attributes of a netdev reply, tb[0..max]; -EPROTO if malformed. */
+/* The attributes of a generic netlink reply, tb[0..max]; -EPROTO if
+ * malformed.
+ */
 int devmem_nl_parse(struct nl_msg *msg, struct nlattr **tb, int max);
 
-/* An attribute of 4 bytes, or a "uint" (4 or 8); -EPROTO otherwise,
- * with the reason naming @what.
+/* An attribute of 1 or 4 bytes, or a "uint" (4 or 8); -EPROTO
+ * otherwise, with the reason naming @what.
  */
+int devmem_nl_u8(const struct nlattr *attr, const char *what, uint8_t *v);
 int devmem_nl_u32(const struct nlattr *attr, const char *what, uint32_t *v);
 int devmem_nl_uint(const struct nlattr *attr, const char *what, uint64_t *v);
 

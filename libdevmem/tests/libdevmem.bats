@@ -72,6 +72,10 @@ run_prog() {
 	run_prog netlink-layer
 }
 
+@test "nic: flows parsed, argument checks, state files saved, loaded and refused, lo's refusals" {
+	run_prog nic
+}
+
 @test "a second make rebuilds nothing" {
 	make -s -C "$LIB" all tests
 	run make -q -C "$LIB" all tests

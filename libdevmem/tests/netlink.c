@@ -15,11 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <linux/seccomp.h>
 
 #include "netdev.h"
+#include "nosyscall.h"
 
 /*
  * What a kernel answers to the requests refused below, recorded by
@@ -107,43 +106,6 @@ static int refused(int ret, int err, const char *text)
 		return T_FAIL;
 	}
 	return T_PASS;
-}
-
-/* valgrind makes system calls of its own for the program it runs. */
-static int under_valgrind(void)
-{
-	const char *preload = getenv("LD_PRELOAD");
-
-	return preload && strstr(preload, "vgpreload");
-}
-
-/*
- * Run @fn in a child that may make no system call but write() and
- * exit() (seccomp strict mode; unconfined without seccomp or under
- * valgrind). Its result is the child's exit status; a system call kills
- * it.
- */
-static int without_syscalls(int (*fn)(void))
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (!pid) {
-		if (!under_valgrind())
-			prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT);
-		syscall(SYS_exit, fn());
-	}
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "killed by signal %d: a system call was made\n",
-			WTERMSIG(status));
-		return T_FAIL;
-	}
-	return WEXITSTATUS(status);
 }
 
 static int bad_args(void)
