@@ -53,6 +53,24 @@ $(UAPI_HDRS)/linux/uio.h: $(wildcard uapi/patches/*.patch) | ensure-deps
 libdevmem: $(UAPI_HDRS)/linux/uio.h
 	@$(MAKE) -s -C libdevmem all tests
 
+# Programs on libdevmem: tools/<name>/*.c -> build/bin/<name>, linked with
+# the static library (the system's libnl and liburing stay shared).
+LIB_TOOLS := ncdevmem devmemctl
+LIB_TOOL_BINS := $(LIB_TOOLS:%=$(BUILD)/bin/%)
+LIBDEVMEM_A := $(BUILD)/libdevmem/libdevmem.a
+LIB_TOOL_LIBS = $(shell pkg-config --libs libnl-genl-3.0 liburing) -ldl
+tools: $(LIB_TOOL_BINS)
+$(LIB_TOOLS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
+$(LIB_TOOL_BINS): $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(wildcard tools/common/*.h) $(LIBDEVMEM_A)
+	@mkdir -p $(dir $@)
+	gcc $(TOOL_CFLAGS) -I$(REPO)/libdevmem/include -o $@ $(filter %.c,$^) $(LIBDEVMEM_A) $(LIB_TOOL_LIBS)
+# The sub-make decides whether the library changed; the archive's time
+# tells the programs.
+$(LIBDEVMEM_A): $(UAPI_HDRS)/linux/uio.h FORCE
+	@$(MAKE) -s -C libdevmem all
+.PHONY: FORCE
+FORCE:
+
 help:
 	@echo "make deps          install everything the project needs (apt-get, root)"
 	@echo "make kernel        build the test kernel (build/kernel/obj)"
