@@ -38,7 +38,7 @@ static const char usage_text[] =
 "  -c, --client IP         server: steer only flows from IP; client: bind to IP\n"
 "  -p, --port PORT         TCP port, 1-65535; required\n"
 "  -v, --validate PERIOD   pattern period (0: no validation). Stream byte i\n"
-"                          is (i + 1) %% P, or 0x0a where that is 0, with\n"
+"                          is (i + 1) % P, or 0x0a where that is 0, with\n"
 "                          P = min(PERIOD, 256): -v 7 is \\1\\2\\3\\4\\5\\6\\n repeated\n"
 "  -q, --queues N          server: rx queues to bind (default 1)\n"
 "  -t, --first-queue Q     server: the first of them (default: the device's\n"
