@@ -25,9 +25,7 @@ test_teardown() { nsim_cleanup; }
 
 
 # send_udp NS ADDR N: N datagrams to port 9 (discard).
-send_udp() {
-	in_ns "$1" bash -c "for i in \$(seq $3); do echo x >/dev/udp/$2/9; done"
-}
+send_udp() { udp_send "$1" "$2" 9 "$3"; }
 
 linked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFB" ] && [ "$(iflink "$NSB" "$DEVB")" = "$IFA" ]; }
 unlinked() { [ "$(iflink "$NSA" "$DEVA")" = "$IFA" ] && [ "$(iflink "$NSB" "$DEVB")" = "$IFB" ]; }

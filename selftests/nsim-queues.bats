@@ -22,9 +22,7 @@ test_setup() {
 }
 test_teardown() { nsim_cleanup; }
 
-send_udp() {
-	in_ns "$NSA" bash -c "for i in \$(seq $1); do echo x >/dev/udp/$IP4B/7100; done"
-}
+send_udp() { udp_send "$NSA" "$IP4B" 7100 "$1"; }
 q1() { nsim_stat "$NSB" "$DEVB" "rx1_$1"; }
 
 # B has received more than $1 bytes (read through the listener's view of

@@ -51,10 +51,11 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 	ethb -N "$DEVB" flow-type tcp6 dst-port 5004 action 3 loc 12
 	udp_sink "$NSB" 7001 7002 7009
 	# Neighbour discovery first, so that only the datagrams are counted.
-	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009; echo x >/dev/udp/$IP6B/7009"
+	udp_send "$NSA" "$IP4B" 7009
+	udp_send "$NSA" "$IP6B" 7009
 	read -r b0 b1 b2 b3 < <(rxq_packets)
-	in_ns "$NSA" bash -c "for i in 1 2 3 4 5; do echo x >/dev/udp/$IP4B/7001; done"
-	in_ns "$NSA" bash -c "for i in 1 2 3; do echo x >/dev/udp/$IP6B/7002; done"
+	udp_send "$NSA" "$IP4B" 7001 5
+	udp_send "$NSA" "$IP6B" 7002 3
 	read -r a0 a1 a2 a3 < <(rxq_packets)
 	[ $((a1 - b1)) -eq 5 ]
 	[ $((a2 - b2)) -eq 3 ]
@@ -75,15 +76,15 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 	[[ $output == *"Filter: 5"* && $output == *"Filter: 20"* ]]
 	run ethb -n "$DEVB" rule 20
 	[[ $output == *"Dest port: 7005"* && $output == *"Action: Direct to queue 2"* ]]
-	udp_sink "$NSB" 7005
-	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7009"
+	udp_sink "$NSB" 7005 7009
+	udp_send "$NSA" "$IP4B" 7009
 	read -r b0 b1 b2 b3 < <(rxq_packets)
-	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
+	udp_send "$NSA" "$IP4B" 7005
 	read -r a0 a1 a2 a3 < <(rxq_packets)
 	[ $((a1 - b1)) -eq 1 ]
 	[ $((a2 - b2)) -eq 0 ]
 	ethb -N "$DEVB" delete 5
-	in_ns "$NSA" bash -c "echo x >/dev/udp/$IP4B/7005"
+	udp_send "$NSA" "$IP4B" 7005
 	read -r c0 c1 c2 c3 < <(rxq_packets)
 	[ $((c2 - a2)) -eq 1 ]
 	run ethb -n "$DEVB"
@@ -94,7 +95,7 @@ run_ethb() { run in_ns "$NSB" ethtool "$@"; }
 	ethb -K "$DEVB" ntuple on
 	ethb -N "$DEVB" flow-type udp4 dst-port 7006 action -1
 	udp_sink "$NSB" 7006
-	in_ns "$NSA" bash -c "for i in 1 2 3 4; do echo x >/dev/udp/$IP4B/7006; done"
+	udp_send "$NSA" "$IP4B" 7006 4
 	[ "$(nsim_stat "$NSB" "$DEVB" rx_filtered)" = 4 ]
 }
 

@@ -235,6 +235,25 @@ wait_until() {
 	done
 }
 
+# nsim_settle: wait until neither port of the pair has receive work in
+# hand (rxq/busy reads 0 on both, twice in a row: the poll of one end
+# may transmit to the other, an ARP reply releasing a queued datagram),
+# so that counters include every packet sent so far. Packets still in a
+# qdisc or a timer are not covered.
+nsim_idle() {
+	local a b
+	read -r a <"$DFSA/rxq/busy" && read -r b <"$DFSB/rxq/busy" &&
+		[ "$a" = 0 ] && [ "$b" = 0 ]
+}
+nsim_settle() { wait_until 20 eval 'nsim_idle && nsim_idle'; }
+
+# udp_send NS ADDR PORT [N]: N (1) datagrams "x\n" from NS to ADDR:PORT,
+# then nsim_settle.
+udp_send() {
+	in_ns "$1" bash -c "for i in \$(seq ${4:-1}); do echo x >/dev/udp/$2/$3; done"
+	nsim_settle
+}
+
 # xfer_start NS_LISTEN PORT SEND RECV [extra tcpxfer args]: background
 # listener in NS_LISTEN; returns once it listens. XFER_PID, XFER_OUT.
 xfer_start() {

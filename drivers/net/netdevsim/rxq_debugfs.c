@@ -13,9 +13,15 @@
  *   hold              write N: the queue takes N payload buffers out of its
  *                     pool and keeps them; write 0: give them all back;
  *                     read: how many it holds
+ *
+ * and one file for the port, /sys/kernel/debug/.../ports/P/rxq/busy: how
+ * many of its rx queues have work in hand (wire packets in the FIFO, or
+ * NAPI scheduled or polling). Tests wait for 0 on both ends of a link
+ * before they read per-queue counters, instead of sleeping.
  */
 #include <linux/debugfs.h>
 #include <linux/rtnetlink.h>
+#include <linux/seq_file.h>
 #include <net/netdev_rx_queue.h>
 
 #include "netdevsim.h"
@@ -160,6 +166,27 @@ static int nsim_count_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(nsim_count_fops, nsim_count_get, nsim_count_set,
 			 "%llu\n");
 
+static int nsim_busy_show(struct seq_file *m, void *unused)
+{
+	struct netdevsim *ns = m->private;
+	unsigned int i, busy = 0;
+	struct nsim_rq *rq;
+
+	for (i = 0; i < ns->dp.num_rqs; i++) {
+		rq = &ns->dp.rqs[i];
+		/* SCHED stays set until a poll has completed and flushed
+		 * GRO; a disabled NAPI has SCHED and NPSVC both set.
+		 */
+		if (READ_ONCE(rq->backlog_pkts) ||
+		    (test_bit(NAPI_STATE_SCHED, &rq->napi.state) &&
+		     !test_bit(NAPI_STATE_NPSVC, &rq->napi.state)))
+			busy++;
+	}
+	seq_printf(m, "%u\n", busy);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nsim_busy);
+
 void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 {
 	struct nsim_rq *rq;
@@ -169,6 +196,7 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 	if (!ns->dp.rqs)
 		return;
 	ns->dp.ddir = debugfs_create_dir("rxq", port_ddir);
+	debugfs_create_file("busy", 0400, ns->dp.ddir, ns, &nsim_busy_fops);
 	for (i = 0; i < ns->dp.num_rqs; i++) {
 		rq = &ns->dp.rqs[i];
 		snprintf(name, sizeof(name), "%u", i);
