@@ -18,8 +18,8 @@
 #   headers/     installed uapi headers, per architecture
 #
 # Everything is incremental: the tarball is extracted once per base version,
-# only files whose contents (patched files) or size/mtime (our own files)
-# changed are written into src/, the config is regenerated only when a
+# only files whose contents changed (or, our own files, that are newer than
+# their copy) are written into src/, the config is regenerated only when a
 # fragment changed, and kbuild does the rest.
 set -euo pipefail
 
@@ -180,17 +180,20 @@ for k in "${MANAGED[@]}"; do
 		[ -e "$d" ] && { rm -f "$d"; changed=$((changed + 1)); }
 		continue
 	fi
+	# Copied when its contents differ or (ours verbatim, like make:
+	# touch rebuilds) it is newer than the copy. A copy gets the time of
+	# copying, or the file's own if that is later: a file edited while a
+	# build ran may be older than the object built from its previous
+	# contents, and make must still see the new contents as new.
 	if [ -n "${PATCHED[$k]:-}" ]; then
-		# patched: contents decide
 		cmp -s "$s" "$d" && continue
 	else
-		# ours verbatim: size and mtime decide, like make (touch rebuilds)
-		[ -e "$d" ] && [ ! "$s" -nt "$d" ] && [ ! "$s" -ot "$d" ] &&
-			cmp -s "$s" "$d" && continue
+		[ ! "$s" -nt "$d" ] && cmp -s "$s" "$d" && continue
 	fi
 	mkdir -p "$(dirname "$d")"
 	rm -f "$d"
-	if [ -n "${PATCHED[$k]:-}" ]; then cp "$s" "$d"; else cp -p "$s" "$d"; fi
+	cp "$s" "$d"
+	[ "$s" -nt "$d" ] && touch -r "$s" "$d"
 	changed=$((changed + 1))
 done
 
