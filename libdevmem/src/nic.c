@@ -235,6 +235,21 @@ static int nic_request(struct devmem_nic *n, uint8_t cmd, uint32_t flags,
 	return 0;
 }
 
+/* A GET of the device: a request with the header alone, @parse (of
+ * devmem_nl_transact) reads the reply into @arg.
+ */
+static int nic_get(struct devmem_nic *n, uint8_t cmd,
+		   devmem_nl_reply_fn parse, void *arg)
+{
+	struct nl_msg *req;
+	int err;
+
+	err = nic_request(n, cmd, 0, 0, &req);
+	if (err)
+		return err;
+	return devmem_nl_transact(&n->nl, req, parse, arg);
+}
+
 /* ---- header split (ethtool netlink: rings) ---- */
 
 static const char *nic_hds_name(uint8_t v)
@@ -269,13 +284,7 @@ static int nic_rings_reply(struct nl_msg *msg, void *arg)
 
 static int nic_hds_get(struct devmem_nic *n, uint8_t *v)
 {
-	struct nl_msg *req;
-	int err;
-
-	err = nic_request(n, ETHTOOL_MSG_RINGS_GET, 0, 0, &req);
-	if (err)
-		return err;
-	return devmem_nl_transact(&n->nl, req, nic_rings_reply, v);
+	return nic_get(n, ETHTOOL_MSG_RINGS_GET, nic_rings_reply, v);
 }
 
 static int nic_hds_set(struct devmem_nic *n, uint8_t v)
@@ -351,14 +360,8 @@ static int nic_features_reply(struct nl_msg *msg, void *arg)
 
 static int nic_ntuple_get(struct devmem_nic *n, struct nic_features *f)
 {
-	struct nl_msg *req;
-	int err;
-
 	/* Without ETHTOOL_FLAG_COMPACT_BITSETS: bits come with names. */
-	err = nic_request(n, ETHTOOL_MSG_FEATURES_GET, 0, 0, &req);
-	if (err)
-		return err;
-	return devmem_nl_transact(&n->nl, req, nic_features_reply, f);
+	return nic_get(n, ETHTOOL_MSG_FEATURES_GET, nic_features_reply, f);
 }
 
 /* Wanted on or off; the kernel decides what becomes active. */
@@ -874,6 +877,19 @@ DEVMEM_EXPORT int devmem_nic_header_split(struct devmem_nic *n, int on)
 	return 0;
 }
 
+/* A device state and a range of queues A..B from the caller. */
+static int nic_check_queues(struct devmem_nic *n, uint32_t first,
+			    uint32_t last)
+{
+	devmem_error_clear();
+	if (!n)
+		return devmem_fail(-EINVAL, "no device state");
+	if (first > last)
+		return devmem_fail(-EINVAL, "queues %u..%u: the first is after the last",
+				   first, last);
+	return 0;
+}
+
 DEVMEM_EXPORT int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
 					 uint32_t last)
 {
@@ -881,12 +897,9 @@ DEVMEM_EXPORT int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
 	uint32_t nq = 0, nleft, i, *table = NULL;
 	int err;
 
-	devmem_error_clear();
-	if (!n)
-		return devmem_fail(-EINVAL, "no device state");
-	if (first > last)
-		return devmem_fail(-EINVAL, "queues %u..%u: the first is after the last",
-				   first, last);
+	err = nic_check_queues(n, first, last);
+	if (err)
+		return err;
 	err = nic_reserve(n, 1);
 	if (!err)
 		err = nic_rx_queues(n, &nq);
@@ -989,12 +1002,9 @@ DEVMEM_EXPORT int devmem_nic_setup(struct devmem_nic *n, uint32_t first,
 	size_t mark;
 	int err;
 
-	devmem_error_clear();
-	if (!n)
-		return devmem_fail(-EINVAL, "no device state");
-	if (first > last)
-		return devmem_fail(-EINVAL, "queues %u..%u: the first is after the last",
-				   first, last);
+	err = nic_check_queues(n, first, last);
+	if (err)
+		return err;
 	if (f) {
 		err = nic_check_flow(f);
 		if (err)

@@ -53,12 +53,17 @@ static const char *state_dir(void)
 	return dir && *dir ? dir : STATE_DIR_DEFAULT;
 }
 
-/* The state file of device @ifindex in this network namespace. */
-static int state_path(int ifindex, char *path, size_t len)
+/* The index of the device of @c and its state file in this network
+ * namespace; -1 after printing why not.
+ */
+static int dev_state(const struct cmd *c, char *path, size_t len)
 {
+	int ifindex, n;
 	struct stat st;
-	int n;
 
+	ifindex = resolve_dev(c->dev);
+	if (ifindex < 0)
+		return -1;
 	if (stat("/proc/self/ns/net", &st)) {
 		error_msg("cannot tell the network namespace: /proc/self/ns/net: %s",
 			  strerror(errno));
@@ -70,7 +75,7 @@ static int state_path(int ifindex, char *path, size_t len)
 		error_msg("state directory name too long: %s", state_dir());
 		return -1;
 	}
-	return 0;
+	return ifindex;
 }
 
 /* Create the state file, empty, or say why not. */
@@ -104,10 +109,8 @@ int do_setup(const struct cmd *c)
 	int ifindex, err;
 	sigset_t old;
 
-	ifindex = resolve_dev(c->dev);
+	ifindex = dev_state(c, path, sizeof(path));
 	if (ifindex < 0)
-		return EXIT_FAIL;
-	if (state_path(ifindex, path, sizeof(path)))
 		return EXIT_FAIL;
 	hold_signals(&old);
 	if (reserve_state(c, path))
@@ -148,10 +151,8 @@ int do_teardown(const struct cmd *c)
 	int ifindex, err;
 	sigset_t old;
 
-	ifindex = resolve_dev(c->dev);
+	ifindex = dev_state(c, path, sizeof(path));
 	if (ifindex < 0)
-		return EXIT_FAIL;
-	if (state_path(ifindex, path, sizeof(path)))
 		return EXIT_FAIL;
 	if (access(path, F_OK)) {
 		if (errno == ENOENT)

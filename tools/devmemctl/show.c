@@ -19,6 +19,22 @@ static int filter(const struct cmd *c)
 	return c->dev ? resolve_dev(c->dev) : 0;
 }
 
+/* A listing is one JSON array with -j, lines of text without. */
+static void list_open(const struct cmd *c, struct jw *w)
+{
+	jw_init(w, stdout, c->pretty);
+	if (c->json)
+		jw_arr_open(w, NULL);
+}
+
+static void list_close(const struct cmd *c, struct jw *w)
+{
+	if (c->json) {
+		jw_arr_close(w);
+		jw_finish(w);
+	}
+}
+
 static const char *qtype(enum devmem_queue_type t)
 {
 	return t == DEVMEM_QUEUE_RX ? "rx" : t == DEVMEM_QUEUE_TX ? "tx" : "?";
@@ -56,9 +72,7 @@ int do_queue_show(const struct cmd *c)
 	if (n < 0)
 		return lib_error(NULL);
 
-	jw_init(&w, stdout, c->pretty);
-	if (c->json)
-		jw_arr_open(&w, NULL);
+	list_open(c, &w);
 	for (i = 0; i < n; i++) {
 		if (c->json) {
 			jw_obj_open(&w, NULL);
@@ -80,10 +94,7 @@ int do_queue_show(const struct cmd *c)
 			printf(" dmabuf %u", q[i].dmabuf_id);
 		putchar('\n');
 	}
-	if (c->json) {
-		jw_arr_close(&w);
-		jw_finish(&w);
-	}
+	list_close(c, &w);
 	devmem_queue_dump_free(q);
 	return EXIT_OK;
 }
@@ -101,9 +112,7 @@ int do_pool_show(const struct cmd *c)
 	if (n < 0)
 		return lib_error(NULL);
 
-	jw_init(&w, stdout, c->pretty);
-	if (c->json)
-		jw_arr_open(&w, NULL);
+	list_open(c, &w);
 	for (i = 0; i < n; i++) {
 		uint32_t has = p[i].has;
 
@@ -140,10 +149,7 @@ int do_pool_show(const struct cmd *c)
 			       (unsigned long long)p[i].detach_time);
 		putchar('\n');
 	}
-	if (c->json) {
-		jw_arr_close(&w);
-		jw_finish(&w);
-	}
+	list_close(c, &w);
 	devmem_page_pool_dump_free(p);
 	return EXIT_OK;
 }
@@ -242,9 +248,7 @@ int do_dev_show(const struct cmd *c)
 		return EXIT_FAIL;
 	}
 
-	jw_init(&w, stdout, c->pretty);
-	if (c->json)
-		jw_arr_open(&w, NULL);
+	list_open(c, &w);
 	/* a device's queues are next to each other in the dump */
 	for (start = 0; start < n; start = i) {
 		memset(&d, 0, sizeof(d));
@@ -270,10 +274,7 @@ int do_dev_show(const struct cmd *c)
 		d.ifindex = ifindex;
 		print_dev(c, &w, &d);
 	}
-	if (c->json) {
-		jw_arr_close(&w);
-		jw_finish(&w);
-	}
+	list_close(c, &w);
 	free(bound);
 	devmem_queue_dump_free(q);
 	return EXIT_OK;
