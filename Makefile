@@ -83,7 +83,7 @@ help:
 	@echo "                   normal kernel, all but selftests/debug-full-only on the debug kernel"
 	@echo "make check-full    the same with every suite on the debug kernel too"
 	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU"
-	@echo "make demo          boot the VM and show what it offers"
+	@echo "make demo          boot the VM: TCP payload lands in a udmabuf (ncdevmem)"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
 deps:
