@@ -15,7 +15,7 @@ as_nobody() {
 	[ "$status" -eq 0 ]
 	for p in linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev \
 		 ccache qemu-system-x86 bats iproute2 ethtool socat \
-		 libnl-genl-3-dev liburing-dev pkg-config; do
+		 libnl-genl-3-dev liburing-dev pkg-config python3 perl; do
 		grep -qx "$p" <<<"$output" || { echo "missing $p"; false; }
 	done
 }
