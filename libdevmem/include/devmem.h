@@ -314,7 +314,7 @@ ssize_t devmem_page_pool_dump(struct devmem_page_pool **pp, int ifindex);
 void devmem_page_pool_dump_free(struct devmem_page_pool *p);
 
 /*
- * NIC set-up (src/nic.c)
+ * NIC set-up
  *
  * Header split, an RSS carve-out and n-tuple rules, in the caller's
  * network namespace, through ethtool (netlink where the setting has an
@@ -336,8 +336,6 @@ struct devmem_flow {
 
 /* Set-up state of one device. */
 struct devmem_nic;
-
-/* === nic: declarations go here (helper nic owns this block) === */
 
 /*
  * Fill @f from text: @dst, an IPv4 or IPv6 address, picks the family;
@@ -478,13 +476,9 @@ int devmem_nic_restore(struct devmem_nic *n);
 int devmem_nic_save(const struct devmem_nic *n, const char *path);
 int devmem_nic_load(struct devmem_nic **np, const char *path);
 
-/* === end nic === */
-
 /*
- * io_uring receive (src/uring.c, liburing)
+ * io_uring receive (through liburing)
  */
-
-/* === uring: declarations go here (helper uring owns this block) === */
 
 /*
  * recvmsg(MSG_SOCK_DEVMEM) as io_uring requests (IORING_OP_RECVMSG),
@@ -587,8 +581,6 @@ int devmem_uring_fd(const struct devmem_uring *u);
 
 /* Requests in flight: submitted and not yet reaped. */
 unsigned int devmem_uring_inflight(const struct devmem_uring *u);
-
-/* === end uring === */
 
 #ifdef __cplusplus
 }
