@@ -10,63 +10,57 @@ BUILD := $(REPO)/build
 # without it (no compiler yet) `make vm` still works but exits 2 on failure.
 RUN_EXIT_SO := $(BUILD)/make/run_exit.so
 -load $(RUN_EXIT_SO)
-$(RUN_EXIT_SO): tools/make/run-exit.c
+$(RUN_EXIT_SO): scripts/make/run-exit.c
 	@mkdir -p $(dir $@)
 	@gcc -O2 -Wall -Werror -shared -fPIC -o $@ $< 2>/dev/null || \
 		echo "make: cannot build $@ yet; 'make vm' will exit 2 on failure" >&2
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug headers tools libdevmem vm check check-full demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem install uninstall vm check check-full demo bench clean distclean
 .DEFAULT_GOAL := all
 
-all: kernel tools libdevmem
+all: kernel tools progs libdevmem
 
-# Userspace helpers: tools/<name>/*.c -> build/bin/<name>. They run in the
-# VM from the shared repository, so they link only against the host's libc.
-TOOLS := tcpxfer tcp-data-split udpsink netdev-nl xdpq devmem-rx
-TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
-# uapi/: our new uapi headers (linux/netdev.h) before the host's.
-TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(REPO)/uapi
+# The user ABI as user space sees it (build/uapi/include): the host's 6.1
+# headers plus uapi/, no kernel tree needed.
+include scripts/uapi.mk
 
-tools: $(TOOL_BINS)
+# Test programs: selftests/progs/<name>/*.c -> build/bin/<name>. They run in
+# the VM from the shared repository, so they link only against the host's
+# libc.
+PROGS := tcpxfer tcp-data-split udpsink netdev-nl xdpq devmem-rx
+PROG_BINS := $(PROGS:%=$(BUILD)/bin/%)
+TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(UAPI_INC)
+
+progs: $(PROG_BINS)
 
 # `make build/bin/NAME` works as well as the absolute path.
-$(TOOLS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
+$(PROGS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
 
 .SECONDEXPANSION:
-$(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(wildcard tools/common/*.h)
+$(PROG_BINS): $(BUILD)/bin/%: $$(wildcard selftests/progs/%/*.c) $$(wildcard selftests/progs/%/*.h) selftests/progs/pattern.h $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	gcc $(TOOL_CFLAGS) -o $@ $(filter %.c,$^)
 
-# devmem-rx uses the device-memory socket ABI, which the host's headers
-# lack: it builds against the tree's installed uapi headers, as any
-# program written for mainline would.
-UAPI_HDRS := $(BUILD)/kernel/headers/x86/include
-$(BUILD)/bin/devmem-rx: TOOL_CFLAGS += -I$(UAPI_HDRS)
-$(BUILD)/bin/devmem-rx: $(UAPI_HDRS)/linux/uio.h
-$(UAPI_HDRS)/linux/uio.h: $(wildcard uapi/patches/*.patch) | ensure-deps
-	@tools/kernel/build.sh headers
-	@touch $@
-
 # libdevmem: build/libdevmem (the library and its test programs).
-libdevmem: $(UAPI_HDRS)/linux/uio.h
+libdevmem: $(UAPI_STAMP)
 	@$(MAKE) -s -C libdevmem all tests
 
-# Programs on libdevmem: tools/<name>/*.c -> build/bin/<name>, linked with
-# the static library (the system's libnl and liburing stay shared).
-LIB_TOOLS := ncdevmem devmemctl
-LIB_TOOL_BINS := $(LIB_TOOLS:%=$(BUILD)/bin/%)
+# What users run: tools/<name>/*.c -> build/bin/<name>, linked with the
+# static library (the system's libnl and liburing stay shared).
+TOOLS := ncdevmem devmemctl
+TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
 LIBDEVMEM_A := $(BUILD)/libdevmem/libdevmem.a
-LIB_TOOL_LIBS = $(shell pkg-config --libs libnl-genl-3.0 liburing) -ldl
-tools: $(LIB_TOOL_BINS)
-$(LIB_TOOLS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
-$(LIB_TOOL_BINS): $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(wildcard tools/common/*.h) $(LIBDEVMEM_A)
+TOOL_LIBS = $(shell pkg-config --libs libnl-genl-3.0 liburing) -ldl
+tools: $(TOOL_BINS)
+$(TOOLS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
+$(TOOL_BINS): $(BUILD)/bin/%: $$(wildcard tools/%/*.c) $$(wildcard tools/%/*.h) $(LIBDEVMEM_A)
 	@mkdir -p $(dir $@)
-	gcc $(TOOL_CFLAGS) -I$(REPO)/libdevmem/include -o $@ $(filter %.c,$^) $(LIBDEVMEM_A) $(LIB_TOOL_LIBS)
+	gcc $(TOOL_CFLAGS) -I$(REPO)/libdevmem/include -o $@ $(filter %.c,$^) $(LIBDEVMEM_A) $(TOOL_LIBS)
 # The sub-make decides whether the library changed; the archive's time
 # tells the programs.
-$(LIBDEVMEM_A): $(UAPI_HDRS)/linux/uio.h FORCE
+$(LIBDEVMEM_A): $(UAPI_STAMP) FORCE
 	@$(MAKE) -s -C libdevmem all
 .PHONY: FORCE
 FORCE:
@@ -74,10 +68,14 @@ FORCE:
 help:
 	@echo "make deps          install everything the project needs (apt-get, root)"
 	@echo "make kernel        build the test kernel (build/kernel/obj)"
-	@echo "make tools         build the userspace helpers (build/bin)"
-	@echo "make libdevmem     build libdevmem and its tests (build/libdevmem; install: make -C libdevmem install)"
 	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
-	@echo "make headers       install the tree's uapi headers (build/kernel/headers/x86/include)"
+	@echo "make libdevmem     build libdevmem and its tests (build/libdevmem)"
+	@echo "make tools         build ncdevmem and devmemctl (build/bin)"
+	@echo "make progs         build the test programs of selftests/progs (build/bin)"
+	@echo "make install       install libdevmem, its header, pkg-config file and man pages,"
+	@echo "                   ncdevmem and devmemctl (PREFIX=/usr/local, DESTDIR, BINDIR, SBINDIR,"
+	@echo "                   LIBDIR, INCLUDEDIR, MANDIR, PKGCONFIGDIR); make uninstall removes them"
+	@echo "make headers       install the kernel tree's uapi headers (build/kernel/headers/x86/include)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
 	@echo "make check         host tests, then the selftests/*.bats in the VM: every suite on the"
 	@echo "                   normal kernel, all but selftests/debug-full-only on the debug kernel"
@@ -86,21 +84,47 @@ help:
 	@echo "make demo          boot the VM: TCP payload lands in a udmabuf (ncdevmem)"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
+# What a user gets: the library (libdevmem's own install), ncdevmem and
+# devmemctl with their man pages. The programs link libdevmem statically.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL_VARS = PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
+	       MANDIR='$(MANDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)' DESTDIR='$(DESTDIR)'
+
+install: $(UAPI_STAMP) tools
+	@$(MAKE) -s -C libdevmem install $(INSTALL_VARS)
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(SBINDIR)' \
+		'$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(MANDIR)/man8'
+	install -m 755 $(BUILD)/bin/ncdevmem '$(DESTDIR)$(BINDIR)/'
+	install -m 755 $(BUILD)/bin/devmemctl '$(DESTDIR)$(SBINDIR)/'
+	install -m 644 tools/ncdevmem/ncdevmem.1 '$(DESTDIR)$(MANDIR)/man1/'
+	install -m 644 tools/devmemctl/devmemctl.8 '$(DESTDIR)$(MANDIR)/man8/'
+
+uninstall:
+	@$(MAKE) -s -C libdevmem uninstall $(INSTALL_VARS)
+	rm -f '$(DESTDIR)$(BINDIR)/ncdevmem' '$(DESTDIR)$(SBINDIR)/devmemctl' \
+	      '$(DESTDIR)$(MANDIR)/man1/ncdevmem.1' '$(DESTDIR)$(MANDIR)/man8/devmemctl.8'
+
 deps:
-	@tools/deps.sh install
+	@scripts/deps.sh install
 
 ensure-deps:
-	@tools/deps.sh ensure
+	@scripts/deps.sh ensure
 
 kernel: ensure-deps
-	@tools/kernel/build.sh normal
+	@scripts/kernel/build.sh normal
 
 kernel-debug: ensure-deps
-	@tools/kernel/build.sh debug
+	@scripts/kernel/build.sh debug
 
 # The tree's uapi headers, installed: build/kernel/headers/x86/include.
 headers: ensure-deps
-	@tools/kernel/build.sh headers
+	@scripts/kernel/build.sh headers
 
 VM_ARGS := $(if $(filter-out 0,$(DEBUG)),--debug)
 VM_KERNEL := $(BUILD)/kernel/$(if $(VM_ARGS),obj-debug,obj)/arch/x86/boot/bzImage
@@ -108,41 +132,41 @@ VM_KERNEL := $(BUILD)/kernel/$(if $(VM_ARGS),obj-debug,obj)/arch/x86/boot/bzImag
 # `make vm` builds the kernel only when there is none yet: booting must not
 # wait for a no-op kbuild pass. Run `make kernel` after changing the kernel.
 $(BUILD)/kernel/obj/arch/x86/boot/bzImage: | ensure-deps
-	@tools/kernel/build.sh normal
+	@scripts/kernel/build.sh normal
 $(BUILD)/kernel/obj-debug/arch/x86/boot/bzImage: | ensure-deps
-	@tools/kernel/build.sh debug
+	@scripts/kernel/build.sh debug
 
 ifeq ($(origin CMD),undefined)
 vm:
 	@echo "usage: make vm CMD='command' [DEBUG=1] [VM_TIMEOUT=seconds]" >&2; exit 2
 else ifneq ($(filter $(RUN_EXIT_SO),$(.LOADED)),)
 vm: $(VM_KERNEL)
-	$(run-exit tools/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD)))
+	$(run-exit selftests/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD)))
 else
 vm: $(VM_KERNEL)
-	@tools/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD))
+	@selftests/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD))
 endif
 
-check: ensure-deps tools libdevmem
-	@tools/kernel/build.sh normal
-	@tools/kernel/build.sh debug
-	@tools/check
+check: ensure-deps tools progs libdevmem
+	@scripts/kernel/build.sh normal
+	@scripts/kernel/build.sh debug
+	@selftests/check
 
 # Every suite on both kernels (selftests/debug-full-only: what check leaves
 # off the debug kernel).
 check-full: export CHECK_FULL := 1
 check-full: check
 
-# BENCH_ARGS: see tools/bench/pair-throughput --help;
-# DEVMEM_BENCH_ARGS: see tools/bench/devmem-rx-cpu --help
-bench: ensure-deps tools
-	@tools/kernel/build.sh normal
-	@VM_APPEND='tsc=reliable $(VM_APPEND)' tools/vm/run -- \
-		'tools/bench/pair-throughput $(BENCH_ARGS) && tools/bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS)'
+# BENCH_ARGS: see bench/pair-throughput --help;
+# DEVMEM_BENCH_ARGS: see bench/devmem-rx-cpu --help
+bench: ensure-deps progs
+	@scripts/kernel/build.sh normal
+	@VM_APPEND='tsc=reliable $(VM_APPEND)' selftests/vm/run -- \
+		'bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS)'
 
-demo: ensure-deps tools
-	@tools/kernel/build.sh normal
-	@tools/demo
+demo: ensure-deps tools progs
+	@scripts/kernel/build.sh normal
+	@demo/run
 
 clean:
 	rm -rf $(BUILD)/kernel/obj $(BUILD)/kernel/obj-debug $(BUILD)/vm $(BUILD)/make

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/deps.sh install   install every package the project needs (root)
-# tools/deps.sh ensure    install only if something is missing; not root and
+# scripts/deps.sh install   install every package the project needs (root)
+# scripts/deps.sh ensure    install only if something is missing; not root and
 #                         something missing: one-line error, exit 1
-# tools/deps.sh missing   print the missing packages, one a line
-# tools/deps.sh list      print every package the project needs
+# scripts/deps.sh missing   print the missing packages, one a line
+# scripts/deps.sh list      print every package the project needs
 set -euo pipefail
 
 PACKAGES=(
@@ -50,5 +50,5 @@ ensure)
 	fi
 	echo "deps: installing ${need[*]}"
 	install "${need[@]}" ;;
-*) echo "usage: tools/deps.sh [install|ensure|missing|list]" >&2; exit 2 ;;
+*) echo "usage: scripts/deps.sh [install|ensure|missing|list]" >&2; exit 2 ;;
 esac

@@ -323,7 +323,7 @@ kernel_mem() { awk '/^(Slab|VmallocUsed):/ { t += $2 } END { print t }' /proc/me
 }
 
 @test "a 1 GiB udmabuf binds; metadata is at most 48 bytes per 4 KiB buffer" {
-	# the guest boots with udmabuf.size_limit_mb=2048 (tools/vm/run)
+	# the guest boots with udmabuf.size_limit_mb=2048 (selftests/vm/run)
 	run nl bind-rx "$IFB" 3 udmabuf:1G --stats
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -33,7 +33,7 @@ mountopts() { awk -v m="$1" '$2 == m { o = $4 } END { print o }' /proc/mounts; }
 	[ -n "$VM_REPO" ]
 	[ "$BATS_TEST_DIRNAME" = "$VM_REPO/selftests" ]
 	[ -f "$VM_REPO/Makefile" ]
-	[ -x "$VM_REPO/tools/vm/run" ]
+	[ -x "$VM_REPO/selftests/vm/run" ]
 	[ "$(fstype "$VM_REPO")" = 9p ]
 }
 

@@ -10,7 +10,7 @@
  * connection and receives BYTES bytes with one IORING_OP_RECVMSG
  * (MSG_SOCK_DEVMEM) request in flight at a time. Every byte is checked
  * against the test stream's pattern of seed SEED (default 1: tcpxfer's;
- * tools/common/pattern.h): host bytes in the request's buffer, fragments
+ * selftests/progs/pattern.h): host bytes in the request's buffer, fragments
  * through devmem_dmabuf_read() of the udmabuf, each fragment inside the
  * buffer and of this binding. Tokens go back through a recycler. Then
  * the peer must close.
@@ -32,7 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../tools/common/pattern.h"
+#include "../../selftests/progs/pattern.h"
 #include "netdev.h"
 
 #define BUF_SIZE	(64U << 20)

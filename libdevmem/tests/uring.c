@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../tools/common/pattern.h"
+#include "../../selftests/progs/pattern.h"
 #include "fake-sock.h"
 #include "tcp.h"
 #include "test.h"

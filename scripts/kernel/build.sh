@@ -4,7 +4,7 @@
 # Build our 6.1 kernel: Debian's linux-source-6.1 plus the files and patches
 # kept in net/, drivers/ and uapi/.
 #
-#   tools/kernel/build.sh [normal|debug|prepare|headers [ARCH]]
+#   scripts/kernel/build.sh [normal|debug|prepare|headers [ARCH]]
 #
 # prepare only brings src/ up to date (base + our files + our patches).
 # headers installs the tree's uapi headers for ARCH (default x86) into
@@ -42,10 +42,10 @@ headers) HDR_ARCH=${2:-x86}
 	case $HDR_ARCH in
 	''|*[!a-z0-9_]*) die "bad architecture '$HDR_ARCH'" ;;
 	esac ;;
-normal) OBJ=$BUILD/obj; FRAGMENTS=("$REPO/tools/kernel/config/base.config") ;;
+normal) OBJ=$BUILD/obj; FRAGMENTS=("$REPO/scripts/kernel/config/base.config") ;;
 debug)  OBJ=$BUILD/obj-debug
-	FRAGMENTS=("$REPO/tools/kernel/config/base.config"
-		   "$REPO/tools/kernel/config/debug.config") ;;
+	FRAGMENTS=("$REPO/scripts/kernel/config/base.config"
+		   "$REPO/scripts/kernel/config/debug.config") ;;
 *) die "unknown flavour '$FLAVOUR' (normal, debug, prepare or headers)" ;;
 esac
 

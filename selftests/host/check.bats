@@ -1,15 +1,15 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/check's dealing of VM suites to parallel workers (--plan), on a
+# selftests/check's dealing of VM suites to parallel workers (--plan), on a
 # scratch tree with made-up suites and weights.
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 
 setup() {
 	T=$BATS_TEST_TMPDIR/tree
-	mkdir -p "$T/tools" "$T/selftests"
-	cp "$REPO/tools/check" "$T/tools/check"
+	mkdir -p "$T/selftests"
+	cp "$REPO/selftests/check" "$T/selftests/check"
 	for s in a b c d e; do : >"$T/selftests/$s.bats"; done
 	cat >"$T/selftests/weights" <<-EOF
 		# suite normal debug
@@ -20,7 +20,7 @@ setup() {
 	EOF
 }
 
-plan() { CHECK_JOBS=$1 run "$T/tools/check" --plan "${@:2}"; }
+plan() { CHECK_JOBS=$1 run "$T/selftests/check" --plan "${@:2}"; }
 
 # Suites of run NAME (e.g. vm-debug.2) in the last plan, one per line.
 run_suites() {
@@ -76,12 +76,12 @@ run_suites() {
 	[[ $output == *"unknown stage 'bogus'"* ]]
 }
 
-# A stand-in for tools/vm/run: "ok" for every suite named in CMD, except
+# A stand-in for selftests/vm/run: "ok" for every suite named in CMD, except
 # that a suite called fail*.bats fails and one called crash*.bats makes
 # the runner report a kernel problem (exit 125) after its TAP.
 fake_runner() {
-	mkdir -p "$T/tools/vm"
-	cat >"$T/tools/vm/run" <<-'EOF_RUN'
+	mkdir -p "$T/selftests/vm"
+	cat >"$T/selftests/vm/run" <<-'EOF_RUN'
 		#!/bin/bash
 		flav=normal
 		while [ "$1" != -- ]; do
@@ -107,13 +107,13 @@ fake_runner() {
 		done
 		exit $rc
 	EOF_RUN
-	chmod +x "$T/tools/vm/run"
+	chmod +x "$T/selftests/vm/run"
 }
 
 @test "one and two workers: every suite runs once per kernel and is counted" {
 	fake_runner
 	for j in 1 2; do
-		CHECK_JOBS=$j run "$T/tools/check" vm vm-debug
+		CHECK_JOBS=$j run "$T/selftests/check" vm vm-debug
 		echo "$output"
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "10 passed, 0 failed" ]
@@ -126,7 +126,7 @@ fake_runner() {
 }
 
 @test "the default is one worker per two CPUs" {
-	run env -u CHECK_JOBS "$T/tools/check" --plan vm
+	run env -u CHECK_JOBS "$T/selftests/check" --plan vm
 	[ "$status" -eq 0 ]
 	want=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
 	[ "$(grep -c '^worker ' <<<"$output")" = "$want" ]
@@ -136,7 +136,7 @@ fake_runner() {
 	fake_runner
 	: >"$T/selftests/fail1.bats"
 	: >"$T/selftests/crash1.bats"
-	CHECK_JOBS=2 run "$T/tools/check" vm-debug
+	CHECK_JOBS=2 run "$T/selftests/check" vm-debug
 	echo "$output"
 	[ "$status" -eq 1 ]
 	# 6 ok (crash1 included), fail1 not ok, plus one for the runner's report
@@ -157,7 +157,7 @@ fake_runner() {
 	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
 	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
 	grep -qx 'debug kernel with kmemleak=off: b.bats: too slow there' <<<"$output"
-	CHECK_JOBS=2 run "$T/tools/check" vm vm-debug
+	CHECK_JOBS=2 run "$T/selftests/check" vm vm-debug
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# b.bats ran once per kernel: normal, and debug with kmemleak off
@@ -179,7 +179,7 @@ fake_runner() {
 	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
 	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
 	grep -qx 'not on the debug kernel (CHECK_FULL=1 runs it there): c.bats: covered elsewhere' <<<"$output"
-	CHECK_JOBS=1 run "$T/tools/check" vm vm-debug
+	CHECK_JOBS=1 run "$T/selftests/check" vm vm-debug
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -c "^\[vm\.1\] ok [0-9]* normal selftests/c.bats" <<<"$output")" = 1 ]
@@ -187,7 +187,7 @@ fake_runner() {
 	[ "${lines[-2]}" = "not run on the debug kernel (selftests/debug-full-only; CHECK_FULL=1 runs them): c.bats" ]
 	[ "${lines[-1]}" = "9 passed, 0 failed" ]
 	# a full check runs it on the debug kernel too (kmemleak on: not listed there)
-	CHECK_FULL=1 CHECK_JOBS=1 run "$T/tools/check" vm vm-debug
+	CHECK_FULL=1 CHECK_JOBS=1 run "$T/selftests/check" vm vm-debug
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(grep -c "^\[vm-debug\.1\] ok [0-9]* debug selftests/c.bats" <<<"$output")" = 1 ]

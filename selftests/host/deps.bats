@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/deps.sh: what `make deps` installs and what the other targets check.
+# scripts/deps.sh: what `make deps` installs and what the other targets check.
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-DEPS=$REPO/tools/deps.sh
+DEPS=$REPO/scripts/deps.sh
 
 as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups bash -s "$@" <"$DEPS"

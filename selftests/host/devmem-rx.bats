@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/devmem-rx on the host's loopback, in --plain mode (no bound
+# selftests/progs/devmem-rx on the host's loopback, in --plain mode (no bound
 # queue here): the pattern check agrees with tcpxfer's sender and catches
 # a wrong stream or a short one; usage errors. Its device-memory mode
 # runs in the VM (selftests/devmem-rx.bats).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# The kernel build recipe (tools/kernel/build.sh): how our files and patches
+# The kernel build recipe (scripts/kernel/build.sh): how our files and patches
 # reach the kernel tree, failing patches, and incremental builds. Runs on
 # the host against the tree `make kernel` extracted.
 
@@ -14,14 +14,14 @@ setup() {
 	# A scratch repository (just the build recipe) and a scratch build
 	# directory that borrows the extracted base read-only.
 	T=$BATS_TEST_TMPDIR
-	mkdir -p "$T/repo/tools" "$T/repo/net/patches" "$T/repo/drivers/patches" \
+	mkdir -p "$T/repo/scripts" "$T/repo/net/patches" "$T/repo/drivers/patches" \
 		 "$T/repo/uapi" "$T/build/src"
-	cp -r "$REPO/tools/kernel" "$T/repo/tools/"
+	cp -r "$REPO/scripts/kernel" "$T/repo/scripts/"
 	ln -s "$KBUILD/base" "$T/build/base"
 	cp "$KBUILD/base.stamp" "$T/build/"
 }
 
-prepare() { BUILD=$T/build run "$T/repo/tools/kernel/build.sh" prepare; }
+prepare() { BUILD=$T/build run "$T/repo/scripts/kernel/build.sh" prepare; }
 
 # a one-line change to a base file, as a patch
 make_patch() { # NAME FILE LINE-NUMBER TEXT
@@ -158,7 +158,7 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	mount --bind "$KBUILD/base" "$S/base"
 	mount --rbind "$S" "$KBUILD"
 	o=$KBUILD/obj/net/core/utils.o v=$KBUILD/obj/vmlinux
-	build() { BUILD=$KBUILD "$T/repo/tools/kernel/build.sh" normal; }
+	build() { BUILD=$KBUILD "$T/repo/scripts/kernel/build.sh" normal; }
 	t0=\$(stat -c %y \$o \$v)
 	build
 	t1=\$(stat -c %y \$o \$v)

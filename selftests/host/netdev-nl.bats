@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/netdev-nl on the host: usage errors, and, where the host's own
+# selftests/progs/netdev-nl on the host: usage errors, and, where the host's own
 # kernel has mainline's "netdev" family, that the tool speaks its ABI.
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# Unit tests of tools/vm/scan-log, the kernel-log scanner behind the VM
+# Unit tests of selftests/vm/scan-log, the kernel-log scanner behind the VM
 # runner and the per-test kernel-log check (no VM needed).
 
-SCAN=$BATS_TEST_DIRNAME/../../tools/vm/scan-log
+SCAN=$BATS_TEST_DIRNAME/../../selftests/vm/scan-log
 
 scan() { run "$SCAN" <<<"$1"; }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/tcp-data-split on the host kernel: usage, error reporting and the
+# selftests/progs/tcp-data-split on the host kernel: usage, error reporting and the
 # answers for devices that cannot do header split (no VM needed).
 
 setup_file() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/tcpxfer over loopback on the host (no VM needed): transfers in one
+# selftests/progs/tcpxfer over loopback on the host (no VM needed): transfers in one
 # and both directions, IPv6, each failure a transfer can end in, usage
 # errors, and the pattern itself, recomputed independently in Python.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/udpsink on the host's loopback: IPv4 and IPv6 datagrams on several
+# selftests/progs/udpsink on the host's loopback: IPv4 and IPv6 datagrams on several
 # ports counted exactly, the ready file, a port already taken, usage errors.
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)

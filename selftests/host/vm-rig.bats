@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# The VM runner (tools/vm/run, `make vm`) tested from the host: exit status,
+# The VM runner (selftests/vm/run, `make vm`) tested from the host: exit status,
 # output, and detection of panics, warnings and time-outs. Each test boots a
 # VM; the kernels must be built (make check does that first).
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-RUN=$REPO/tools/vm/run
+RUN=$REPO/selftests/vm/run
 
 setup() {
 	export VM_LOG_DIR=$BATS_TEST_TMPDIR/vm

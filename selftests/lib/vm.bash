@@ -6,7 +6,7 @@
 #
 # Every test writes a unique marker to /dev/kmsg before it starts and fails
 # if the kernel log after its marker shows a problem report (see
-# tools/vm/scan-log), so a WARNING, KASAN or lockdep report is pinned on the
+# selftests/vm/scan-log), so a WARNING, KASAN or lockdep report is pinned on the
 # test that caused it. A suite that needs its own per-test set-up defines
 # test_setup / test_teardown instead of setup / teardown.
 
@@ -47,7 +47,7 @@ kmsg_check() {
 }
 
 # True when kmemleak tracks allocations: the kernel has it and was not
-# booted with kmemleak=off (tools/vm/run --no-kmemleak).
+# booted with kmemleak=off (selftests/vm/run --no-kmemleak).
 kmemleak_active() {
 	local cmdline
 	[ -w /sys/kernel/debug/kmemleak ] || return 1

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The kernel-log classifier behind tools/vm/scan-log (see there); kept
+# The kernel-log classifier behind selftests/vm/scan-log (see there); kept
 # apart so that the test VM can run it with one exec of awk:
-#   dmesg | awk -v mark=MARK -f tools/vm/scan-log.awk
+#   dmesg | awk -v mark=MARK -f selftests/vm/scan-log.awk
 function classify(l) {
 	if (l ~ /Kernel panic - not syncing/)				return "panic"
 	if (l ~ /BUG: KASAN:/)						return "KASAN"

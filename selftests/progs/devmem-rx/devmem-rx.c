@@ -2,7 +2,7 @@
 /*
  * devmem-rx: accept one TCP connection and receive its stream with
  * recvmsg(MSG_SOCK_DEVMEM), checking every byte against the test pattern
- * (tools/common/pattern.h): bytes reported by SO_DEVMEM_LINEAR are read
+ * (selftests/progs/pattern.h): bytes reported by SO_DEVMEM_LINEAR are read
  * from the user buffer, bytes reported by SO_DEVMEM_DMABUF from the
  * dma-buf through its mmap, bracketed by DMA_BUF_IOCTL_SYNC. Tokens go
  * back with SO_DEVMEM_DONTNEED, whose return is checked.
@@ -16,7 +16,8 @@
  * --plain it receives with plain recv() instead (no dma-buf), for
  * comparison. --cpu reports the process's CPU time.
  *
- * Built against the tree's installed uapi headers (make headers).
+ * Built against the repository's user ABI (build/uapi/include, made by
+ * scripts/uapi-headers.sh).
  * Exit status: 0 success, 1 failure, 2 usage.
  */
 /* linux/uio.h first, then tell glibc its struct iovec is defined (both
@@ -48,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/pattern.h"
+#include "../pattern.h"
 
 #ifndef ETOOSMALL
 #define ETOOSMALL	525	/* kernel-internal; what devmem recvmsg returns */

@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/pattern.h"
+#include "../pattern.h"
 
 #define __noreturn	__attribute__((noreturn))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
@@ -193,7 +193,7 @@ static void __noreturn sys_fatal(const char *what, int err)
 	exit(1);
 }
 
-/* ---- pattern: tools/common/pattern.h ---- */
+/* ---- pattern: selftests/progs/pattern.h ---- */
 
 /* Hidden --dump OFFSET COUNT: the pattern in hex, 16 bytes a line. */
 static int dump_pattern(const struct opts *o)

@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make install` at the top, as a user sees it: what lands where under
+# DESTDIR with PREFIX=/usr, a program built and linked through pkg-config
+# alone (shared and static), the installed programs run, every installed
+# man page renders without warnings, and `make uninstall` takes it all
+# away again.
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+
+setup_file() {
+	export DEST=$BATS_FILE_TMPDIR/root
+	make -s -C "$REPO" install DESTDIR="$DEST" PREFIX=/usr >&2
+}
+
+# pkg-config on the installed copy only: libdevmem.pc from DESTDIR, its
+# prefix taken from where it lies; libnl and liburing from the system.
+dpc() {
+	PKG_CONFIG_PATH="$DEST/usr/lib/pkgconfig" pkg-config --define-prefix "$@"
+}
+
+@test "make install PREFIX=/usr: library, header, pc file, programs and every man page" {
+	local f m
+	[ -f "$DEST/usr/include/devmem.h" ]
+	[ -f "$DEST/usr/lib/libdevmem.so.1" ]
+	[ "$(readlink "$DEST/usr/lib/libdevmem.so")" = libdevmem.so.1 ]
+	[ -f "$DEST/usr/lib/libdevmem.a" ]
+	[ -f "$DEST/usr/lib/pkgconfig/libdevmem.pc" ]
+	[ -x "$DEST/usr/bin/ncdevmem" ]
+	[ -x "$DEST/usr/sbin/devmemctl" ]
+	[ -f "$DEST/usr/share/man/man1/ncdevmem.1" ]
+	[ -f "$DEST/usr/share/man/man8/devmemctl.8" ]
+	[ -f "$DEST/usr/share/man/man7/libdevmem.7" ]
+	# every page the tree has, and nothing else
+	for m in "$REPO"/libdevmem/man/*.3; do
+		[ -f "$DEST/usr/share/man/man3/${m##*/}" ]
+	done
+	run bash -c "cd '$DEST' && find . ! -type d | wc -l"
+	[ "$output" -eq $(($(ls "$REPO"/libdevmem/man/*.3 | wc -l) + 10)) ]
+	grep -qx 'prefix=/usr' "$DEST/usr/lib/pkgconfig/libdevmem.pc"
+	# nothing installed points into the source tree
+	run grep -rlF "$REPO" "$DEST/usr/include" "$DEST/usr/lib/pkgconfig" "$DEST/usr/share/man"
+	[ "$status" -eq 1 ]
+}
+
+@test "a program builds, links and runs through pkg-config alone (shared and static)" {
+	local p=$BATS_TEST_TMPDIR/prog
+	run dpc --cflags libdevmem
+	[[ $output == "-I$DEST/usr/include"* ]]
+	run dpc --libs libdevmem
+	[ "${output% }" = "-L$DEST/usr/lib -ldevmem" ]
+	cat >"$p.c" <<-'EOF'
+	#include <devmem.h>
+	#include <errno.h>
+	#include <stdio.h>
+	int main(void)
+	{
+		struct devmem_dmabuf *db;
+		struct devmem_rx *rx;
+
+		if (devmem_rx_new(&rx, 0, 0))
+			return 1;
+		devmem_rx_free(rx);
+		if (devmem_dmabuf_import(&db, -1) != -EBADF)
+			return 1;
+		puts(devmem_last_error());
+		return 0;
+	}
+	EOF
+	# shared: the installed .so is the one that runs
+	gcc -Wall -Werror -o "$p" "$p.c" $(dpc --cflags --libs libdevmem)
+	run env LD_LIBRARY_PATH="$DEST/usr/lib" "$p"
+	[ "$status" -eq 0 ]
+	[ -n "$output" ]
+	run env LD_LIBRARY_PATH="$DEST/usr/lib" LD_TRACE_LOADED_OBJECTS=1 "$p"
+	[[ $output == *"libdevmem.so.1 => $DEST/usr/lib/libdevmem.so.1"* ]]
+	# static: libdevmem.a and its private requirements from the pc file
+	gcc -Wall -Werror -o "$p.static" "$p.c" $(dpc --cflags libdevmem) \
+		"$DEST/usr/lib/libdevmem.a" $(dpc --static --libs-only-l libdevmem | sed 's/-ldevmem//')
+	run "$p.static"
+	[ "$status" -eq 0 ]
+	run env LD_TRACE_LOADED_OBJECTS=1 "$p.static"
+	[[ $output != *libdevmem* ]]
+}
+
+@test "the installed programs run: --help, exit 0" {
+	run "$DEST/usr/bin/ncdevmem" --help
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == "Usage: ncdevmem"* ]]
+	run "$DEST/usr/sbin/devmemctl" --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"devmemctl"* ]]
+}
+
+@test "every installed man page renders with man --warnings, silently" {
+	local f n=0
+	cd "$DEST/usr/share/man"
+	for f in man1/*.1 man3/*.3 man7/*.7 man8/*.8; do
+		run env MANWIDTH=80 man --warnings -l "$f"
+		[ "$status" -eq 0 ]
+		[ -n "$output" ]
+		run bash -c "MANWIDTH=80 man --warnings -l '$f' 2>&1 >/dev/null"
+		echo "$f: $output"
+		[ -z "$output" ]
+		n=$((n + 1))
+	done
+	[ "$n" -eq $(($(ls "$REPO"/libdevmem/man/*.3 | wc -l) + 3)) ]
+}
+
+@test "make uninstall removes every file make install put there" {
+	local d=$BATS_TEST_TMPDIR/root
+	make -s -C "$REPO" install DESTDIR="$d" PREFIX=/usr >&2
+	run bash -c "cd '$d' && find . ! -type d | wc -l"
+	[ "$output" -gt 10 ]
+	run make -s -C "$REPO" uninstall DESTDIR="$d" PREFIX=/usr
+	[ "$status" -eq 0 ]
+	run bash -c "cd '$d' && find . ! -type d"
+	[ -z "$output" ]
+}
+
+@test "install honours BINDIR, SBINDIR, LIBDIR, INCLUDEDIR, MANDIR" {
+	local d=$BATS_TEST_TMPDIR/root
+	make -s -C "$REPO" install DESTDIR="$d" PREFIX=/opt/dm BINDIR=/opt/b \
+		SBINDIR=/opt/s LIBDIR=/opt/l INCLUDEDIR=/opt/i MANDIR=/opt/m >&2
+	[ -x "$d/opt/b/ncdevmem" ]
+	[ -x "$d/opt/s/devmemctl" ]
+	[ -f "$d/opt/l/libdevmem.so.1" ]
+	[ -f "$d/opt/l/pkgconfig/libdevmem.pc" ]
+	[ -f "$d/opt/i/devmem.h" ]
+	[ -f "$d/opt/m/man3/devmem_recv.3" ]
+	[ -f "$d/opt/m/man8/devmemctl.8" ]
+	grep -qx 'libdir=/opt/l' "$d/opt/l/pkgconfig/libdevmem.pc"
+	grep -qx 'includedir=/opt/i' "$d/opt/l/pkgconfig/libdevmem.pc"
+	[ ! -e "$d/opt/dm" ]
+}
