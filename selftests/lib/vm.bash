@@ -10,7 +10,7 @@
 # test that caused it. A suite that needs its own per-test set-up defines
 # test_setup / test_teardown instead of setup / teardown.
 
-VM_TOOLS=${VM_REPO:-$BATS_TEST_DIRNAME/..}/tools
+VM_SCAN_AWK=${VM_REPO:-$BATS_TEST_DIRNAME/..}/selftests/vm/scan-log.awk
 
 # Suites are written for the VM: refuse to run elsewhere rather than poke
 # at the host's kernel.
@@ -34,7 +34,7 @@ kmsg_since_mark() {
 kmsg_check() {
 	local report rc=0
 	# scan-log's awk program itself: an exec of bash less per test.
-	report=$(dmesg | awk -v mark="$KMSG_MARK" -f "$VM_TOOLS/vm/scan-log.awk") || rc=$?
+	report=$(dmesg | awk -v mark="$KMSG_MARK" -f "$VM_SCAN_AWK") || rc=$?
 	case $rc in
 	0) return 0 ;;
 	2) echo "kernel log lost this test's marker (log buffer overrun?)" >&2
