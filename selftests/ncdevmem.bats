@@ -120,6 +120,28 @@ nothing_bound() {
 	nothing_bound
 }
 
+@test "--trace: every part of the stream in order, matching the summary" {
+	local tr=$BATS_TEST_TMPDIR/trace
+	srv_start -v 251 -b 4M --trace "$tr"
+	run send_pattern "$IP4B" 251 4M
+	[ "$status" -eq 0 ]
+	srv_wait
+	summary_pass $((4 << 20)) 251
+	head -n 1 "$tr"
+	[ "$(head -n 1 "$tr")" = "# ncdevmem trace 1: dmabuf-size $((64 << 20)) period 251" ]
+	# d OFFSET SIZE inside the dma-buf, l SIZE; their sums and counts
+	# are the summary's; nothing else
+	run awk -v max=$((64 << 20)) '
+		NR == 1 { next }
+		$1 == "d" && NF == 3 && $3 > 0 && $2 + $3 <= max { d++; db += $3; next }
+		$1 == "l" && NF == 2 && $2 > 0 { lb += $2; next }
+		{ print "bad line " NR ": " $0; exit 1 }
+		END { print d + 0, db + 0, lb + 0 }' "$tr"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "${SUM[devmem frags]} ${SUM[devmem bytes]} ${SUM[linear bytes]:-0}" ]
+}
+
 @test "ncdevmem server with a socat sender of mainline's pattern (yes | head), flows from A only (-c), the payload written out (-o)" {
 	local before
 	before=$(nic_state)

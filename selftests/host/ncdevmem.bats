@@ -80,6 +80,7 @@ usage_error() {
 	usage_error "-r is a server option (needs -l)" -s 127.0.0.1 -p 1 -r "$T/r"
 	usage_error "--dmabuf is a server option (needs -l)" -s 127.0.0.1 -p 1 --dmabuf heap
 	usage_error "--dmabuf-size is a server option (needs -l)" -s 127.0.0.1 -p 1 --dmabuf-size 4K
+	usage_error "--trace is a server option (needs -l)" -s 127.0.0.1 -p 1 --trace "$T/t"
 	usage_error "bad --dmabuf 'gpu' (udmabuf, heap[:NAME] or cuda[:DEVICE])" \
 		-l -s 127.0.0.1 -p 1 -f lo --dmabuf gpu
 	usage_error "bad --dmabuf 'heap:' (udmabuf, heap[:NAME] or cuda[:DEVICE])" \
@@ -126,7 +127,7 @@ usage_error() {
 		n=$((n + 1))
 	done < <(grep -oE -- '--[a-z-]+( [A-Z]+)?' <<<"$help" | sort -u)
 	echo "$n options"
-	[ "$n" -ge 19 ]
+	[ "$n" -ge 20 ]
 	# and the man page documents each of them
 	while read -r opt; do
 		grep -qF -- "${opt//-/\\-}" "$REPO/tools/ncdevmem/ncdevmem.1"
@@ -159,8 +160,9 @@ dry() {
 	# mainline's server line
 	dry mode=server server=192.0.2.2 client= port=5201 validate=0 period=0 \
 		queues=1 first-queue=auto interface=eth1 setup=yes bytes=any \
-		dmabuf=udmabuf dmabuf-size=67108864 progress=auto json=no -- \
+		dmabuf=udmabuf dmabuf-size=67108864 progress=auto json=no trace= -- \
 		-l -s 192.0.2.2 -p 5201 -f eth1
+	dry trace=/tmp/t -- -l -s 192.0.2.2 -p 5201 -f eth1 --trace /tmp/t
 	dry mode=server client=192.0.2.1 validate=7 period=7 queues=2 \
 		first-queue=4 setup=no bytes=268435456 output=- ready-file=/tmp/r -- \
 		-s 192.0.2.2 -c 192.0.2.1 -f eth1 -l -p 5201 -v 7 -q 2 -t 4 -n \

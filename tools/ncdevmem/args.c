@@ -53,6 +53,10 @@ static const char usage_text[] =
 "  -o, --output FILE       server: write the received payload to FILE (-: stdout;\n"
 "                          the summary then goes to stderr)\n"
 "  -r, --ready-file PATH   server: create PATH once listening\n"
+"      --trace FILE        server: record where each part of the stream\n"
+"                          landed, in stream order, a line each: \"d OFFSET\n"
+"                          SIZE\" (in the dma-buf), \"l SIZE\" (copied to host\n"
+"                          memory), \"h SIZE\" (not through a bound queue)\n"
 "      --dmabuf KIND       server: udmabuf (default), heap[:NAME] (a dma-heap,\n"
 "                          default system) or cuda[:DEVICE] (GPU memory)\n"
 "      --dmabuf-size SIZE  server: the dma-buf's size (default 64M)\n"
@@ -144,6 +148,7 @@ enum {
 	OPT_DMABUF_SIZE,
 	OPT_PROGRESS,
 	OPT_JSON,
+	OPT_TRACE,
 	OPT_DRY_RUN,
 };
 
@@ -166,6 +171,7 @@ static const struct option long_opts[] = {
 	{ "dmabuf-size", required_argument, NULL, OPT_DMABUF_SIZE },
 	{ "progress",	 no_argument,	    NULL, OPT_PROGRESS },
 	{ "json",	 no_argument,	    NULL, OPT_JSON },
+	{ "trace",	 required_argument, NULL, OPT_TRACE },
 	{ "dry-run",	 no_argument,	    NULL, OPT_DRY_RUN },
 	{ "help",	 no_argument,	    NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -298,6 +304,10 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 		case OPT_JSON:
 			cfg->json = true;
 			break;
+		case OPT_TRACE:
+			cfg->trace = optarg;
+			server_only = "--trace";
+			break;
 		case OPT_DRY_RUN:
 			cfg->dry_run = true;
 			break;
@@ -394,6 +404,7 @@ void print_config(FILE *f, const struct config *cfg)
 	fprintf(f, "chunk=%zu\n", cfg->chunk);
 	fprintf(f, "output=%s\n", str(cfg->output));
 	fprintf(f, "ready-file=%s\n", str(cfg->ready_file));
+	fprintf(f, "trace=%s\n", str(cfg->trace));
 	fprintf(f, "dmabuf=%s", providers[cfg->provider]);
 	if (cfg->provider == DMABUF_HEAP)
 		fprintf(f, ":%s", cfg->heap ? cfg->heap : "system");

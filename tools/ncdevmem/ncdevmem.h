@@ -43,6 +43,7 @@ struct config {
 	size_t chunk;			/* -z: bytes per send() (client) */
 	const char *output;		/* -o: received payload; "-": stdout */
 	const char *ready_file;		/* -r */
+	const char *trace;		/* --trace: the receive's fragment list */
 	enum dmabuf_provider provider;	/* --dmabuf */
 	const char *heap;		/* --dmabuf heap:NAME (NULL: system) */
 	int cuda_device;		/* --dmabuf cuda:N */

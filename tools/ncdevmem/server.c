@@ -44,6 +44,7 @@ struct server {
 	struct devmem_recycler *rc;
 	int lfd, fd;
 	FILE *out;			/* -o */
+	FILE *trace;			/* --trace */
 	bool validating;
 	struct checker *chk;
 	uint8_t *iov, *ctrl, *tmp;
@@ -270,6 +271,25 @@ static int consume(struct server *s, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* --trace: one line per part of the stream, in stream order. */
+static int trace(struct server *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int trace(struct server *s, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	if (!s->trace)
+		return 0;
+	va_start(ap, fmt);
+	ret = vfprintf(s->trace, fmt, ap);
+	va_end(ap);
+	if (ret < 0)
+		return failf(s, EXIT_FAIL, "writing %s: %s", s->cfg->trace,
+			     strerror(errno));
+	return 0;
+}
+
 static int take_frag(struct server *s, const struct devmem_frag *f)
 {
 	uint64_t done, n;
@@ -299,6 +319,8 @@ static int take_frag(struct server *s, const struct devmem_frag *f)
 	} else {
 		s->off += f->size;
 	}
+	if (trace(s, "d %llu %u\n", (unsigned long long)f->offset, f->size))
+		return -1;
 	s->dmabuf_bytes += f->size;
 	s->frags++;
 	err = devmem_recycler_add(s->rc, f->token);
@@ -339,7 +361,8 @@ static int take(struct server *s, struct msghdr *m, size_t n)
 			if (lin_off + linear > n)
 				return failf(s, EXIT_FAIL,
 					     "linear cmsgs claim more than the %zu bytes received", n);
-			if (consume(s, s->iov + lin_off, linear))
+			if (trace(s, "l %llu\n", (unsigned long long)linear) ||
+			    consume(s, s->iov + lin_off, linear))
 				return -1;
 			s->linear_bytes += linear;
 			lin_off += linear;
@@ -351,6 +374,8 @@ static int take(struct server *s, struct msghdr *m, size_t n)
 			msg("%zu bytes at offset %llu arrived outside device memory: flow steering error",
 			    n, (unsigned long long)s->off);
 		s->plain_bytes += n;
+		if (trace(s, "h %zu\n", n))
+			return -1;
 		return consume(s, s->iov, n);
 	}
 	if (lin_off + dm != n)
@@ -520,6 +545,13 @@ int run_server(const struct config *cfg)
 			goto out;
 		}
 	}
+	if (cfg->trace) {
+		s.trace = fopen(cfg->trace, "we");
+		if (!s.trace) {
+			failf(&s, EXIT_FAIL, "%s: %s", cfg->trace, strerror(errno));
+			goto out;
+		}
+	}
 	/* Set-up and teardown talk netlink: a signal then would cut a request
 	 * short (EINTR) and could leave the NIC half done. It waits until the
 	 * server listens, and is acted on there.
@@ -530,6 +562,9 @@ int run_server(const struct config *cfg)
 	if (!cfg->no_setup && nic_setup(&s))
 		goto out;
 	if (bind_queues(&s) || listen_on(&s))
+		goto out;
+	if (trace(&s, "# ncdevmem trace 1: dmabuf-size %zu period %u\n",
+		  devmem_dmabuf_size(s.db), cfg->period))
 		goto out;
 	signals_hold(false);
 	if (accept_one(&s))
@@ -562,6 +597,8 @@ out:
 		devmem_nic_free(s.nic);
 	}
 	devmem_dmabuf_free(s.db);
+	if (s.trace && fclose(s.trace))
+		failf(&s, EXIT_FAIL, "%s: %s", cfg->trace, strerror(errno));
 	if (s.out && s.out != stdout && fclose(s.out))
 		failf(&s, EXIT_FAIL, "%s: %s", cfg->output, strerror(errno));
 	else if (s.out == stdout)
