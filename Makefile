@@ -17,7 +17,7 @@ $(RUN_EXIT_SO): scripts/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem install uninstall vm check check-full demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem install uninstall gpu vm check check-full demo bench clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel tools progs libdevmem
@@ -65,6 +65,23 @@ $(LIBDEVMEM_A): $(UAPI_STAMP) FORCE
 .PHONY: FORCE
 FORCE:
 
+# GPU programs, where nvcc exists: the check of the CUDA provider and the
+# GPU unpack, and the unpack benchmark, for a machine with an NVIDIA GPU
+# (libdevmem/tests/gpu/README.md). Static but for libc and libdl, so that
+# they run where only NVIDIA's driver is installed.
+include scripts/nvcc.mk
+GPU_BINS := $(BUILD)/gpu/gpu-check $(BUILD)/gpu/unpack-bench
+GPU_LIBS = $(LIBDEVMEM_A) $(foreach l,libnl-genl-3.a libnl-3.a liburing.a,$(shell gcc -print-file-name=$(l))) \
+	   -ldl -lpthread -lm -Xcompiler -static-libstdc++,-static-libgcc
+gpu: $(GPU_BINS)
+$(BUILD)/gpu/gpu-check: libdevmem/tests/gpu/gpu-check.cu $(LIBDEVMEM_A)
+$(BUILD)/gpu/unpack-bench: bench/gpu/unpack-bench.cu $(LIBDEVMEM_A)
+$(GPU_BINS):
+	@[ -n "$(NVCC)" ] || { echo "make gpu: no nvcc (CUDA's compiler) here" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 \
+		-I$(REPO)/libdevmem/include -o $@ $< $(GPU_LIBS)
+
 help:
 	@echo "make deps          install everything the project needs (apt-get, root)"
 	@echo "make kernel        build the test kernel (build/kernel/obj)"
@@ -75,6 +92,7 @@ help:
 	@echo "make install       install libdevmem, its header, pkg-config file and man pages,"
 	@echo "                   ncdevmem and devmemctl (PREFIX=/usr/local, DESTDIR, BINDIR, SBINDIR,"
 	@echo "                   LIBDIR, INCLUDEDIR, MANDIR, PKGCONFIGDIR); make uninstall removes them"
+	@echo "make gpu           build the GPU check and unpack benchmark (build/gpu; needs nvcc)"
 	@echo "make headers       install the kernel tree's uapi headers (build/kernel/headers/x86/include)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
 	@echo "make check         host tests, then the selftests/*.bats in the VM: every suite on the"

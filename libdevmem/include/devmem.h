@@ -209,6 +209,77 @@ int devmem_dmabuf_read(struct devmem_dmabuf *db, uint64_t off, void *dst,
 		       size_t len);
 
 /*
+ * The GPU address of a devmem_dmabuf_cuda() buffer's memory, valid in
+ * the device's primary context (the CUDA runtime's) for as long as the
+ * buffer lives: for the application's own kernels and copies. NULL for
+ * any other kind of buffer.
+ */
+void *devmem_dmabuf_cuda_addr(const struct devmem_dmabuf *db);
+
+/*
+ * GPU unpack
+ *
+ * Received payload lies scattered over the dma-buf, a fragment per
+ * buffer. An unpacker gathers a batch of fragments of a CUDA buffer into
+ * contiguous GPU memory, in the order given, asynchronously on the
+ * application's CUDA stream: the fragment list goes to the GPU in one
+ * copy, a kernel moves the bytes, an event marks the end. The batch's
+ * tokens stay with the unpacker until devmem_unpack_complete() has seen
+ * that event, then go to a recycler: a buffer is never handed back to
+ * the kernel while the GPU may still read it. One batch at a time per
+ * unpacker; use several to keep more in flight. The kernel is part of
+ * the library only where it was built with nvcc; elsewhere
+ * devmem_unpack_new() fails with -EOPNOTSUPP. Not safe for concurrent
+ * use.
+ */
+struct devmem_unpack;
+
+/*
+ * An unpacker for fragments of @db (from devmem_dmabuf_cuda()), batches
+ * of at most @max_frags. It holds its own reference on the driver and
+ * the device's primary context, and may outlive @db (but no batch may
+ * run after @db is freed).
+ * Returns 0 and stores it in *@upp, or -errno with a reason in
+ * devmem_last_error(): -EINVAL (not a CUDA buffer, @max_frags 0 or over
+ * 16777216); -EOPNOTSUPP (built without nvcc, or a GPU the kernel was
+ * not built for); -ENOENT, -ENODEV, -EIO (the driver); -ENOMEM.
+ */
+int devmem_unpack_new(struct devmem_unpack **upp,
+		      const struct devmem_dmabuf *db, size_t max_frags);
+
+/*
+ * Queue on @stream (a cudaStream_t or CUstream of the primary context;
+ * NULL: the default stream) the gather of @nr fragments of the buffer to
+ * @dst (GPU memory, room for the sum of their sizes): fragment 0's
+ * bytes first, each next one right after. Returns at once with that sum,
+ * or -errno with a reason in devmem_last_error(): -EINVAL (no fragments,
+ * more than the unpacker takes, one outside the buffer, no @dst);
+ * -EBUSY (the last batch is not complete); -EIO (CUDA refused the copy
+ * or the launch; nothing is held then).
+ */
+ssize_t devmem_unpack_gather(struct devmem_unpack *up,
+			     const struct devmem_frag *frags, size_t nr,
+			     void *dst, void *stream);
+
+/*
+ * Whether the last batch has finished on the GPU; with @wait, block until
+ * it has. Once it has, its tokens go to @rc (NULL: the caller returns
+ * them itself; the fragments it passed say which) and the unpacker takes
+ * the next batch. Returns 1 (finished, or no batch), 0 (still running),
+ * or -errno with a reason in devmem_last_error(): -EIO (CUDA: the batch
+ * failed; the tokens stay held), -ENOMEM (nothing queued on @rc: call
+ * again), or the error of a flush that queueing on @rc triggered (the
+ * tokens are queued on @rc and the batch is done).
+ */
+int devmem_unpack_complete(struct devmem_unpack *up,
+			   struct devmem_recycler *rc, int wait);
+
+/* Waits for a batch in flight, then frees; its tokens are not returned.
+ * NULL is a no-op.
+ */
+void devmem_unpack_free(struct devmem_unpack *up);
+
+/*
  * Bindings and introspection
  */
 

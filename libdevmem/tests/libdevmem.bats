@@ -20,7 +20,7 @@ setup_file() {
 
 # Run test program $1; 77 becomes a skip with its "skip: " reason.
 run_prog() {
-	run "$O/tests/$1"
+	run "$O/tests/$1" "${@:2}"
 	echo "$output"
 	if [ "$status" -eq 77 ]; then
 		skip "$(sed -n 's/^skip: //p' <<<"$output" | head -n 1)"
@@ -62,6 +62,34 @@ run_prog() {
 
 @test "cuda: GPU memory as a dma-buf" {
 	run_prog cuda
+}
+
+@test "cuda-fake: every driver failure, free order, GPU unpack batches (a fake libcuda)" {
+	LD_LIBRARY_PATH="$O/tests/fake-cuda" run_prog cuda-fake
+	# with the unpack kernel built (nvcc.vars: "NVCC|ARCHS"), its cases
+	# ran; without, the refusal
+	if [[ $(cat "$O/nvcc.vars") != "|"* ]]; then
+		[[ $output == *"ok unpack: a batch"* ]]
+	else
+		[[ $output == *"ok unpack: built without nvcc"* ]]
+	fi
+}
+
+@test "cuda-fake old: a driver before CUDA 11.7 is refused by name" {
+	LD_LIBRARY_PATH="$O/tests/fake-cuda-old" run_prog cuda-fake old
+	[[ $output == *"ok old driver"* ]]
+}
+
+@test "without nvcc the library builds the same API, and GPU unpack says why it is absent" {
+	local o=$BATS_TEST_TMPDIR/nonvcc
+	make -s -C "$LIB" O="$o" NVCC= all "$o/tests/cuda-fake" "$o/tests/fake-cuda/libcuda.so.1" >&2
+	[ ! -e "$o/obj/unpack.fatbin" ]
+	run bash -c "nm -D --defined-only '$o/libdevmem.so.1' | grep -c ' T devmem_unpack_'"
+	[ "$output" = 4 ]
+	run env LD_LIBRARY_PATH="$o/tests/fake-cuda" "$o/tests/cuda-fake"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"ok unpack: built without nvcc"* ]]
 }
 
 @test "netlink: dumps, device names, bind-rx refused with the kernel's errno and extack" {
