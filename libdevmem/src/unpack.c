@@ -178,14 +178,14 @@ err_free_up:
 /*
  * How a batch of @nr fragments, @total bytes, is spread: @g threads per
  * fragment (a power of two, 32 to 1024), blocks of @block threads, and
- * @blocks of them. Aim for one thread per two 16-byte words overall, up
+ * @blocks of them. Aim for one thread per four 16-byte words overall, up
  * to what the GPU runs at once; the groups stride over the rest.
  */
 static void devmem_unpack_shape(const struct devmem_unpack *up, size_t nr,
 				uint64_t total, unsigned int *g,
 				unsigned int *block, unsigned int *blocks)
 {
-	uint64_t want = total / 32, per, threads;
+	uint64_t want = total / 64, per, threads;
 
 	if (want > up->resident)
 		want = up->resident;
