@@ -48,6 +48,7 @@ static int devmem_cuda_export(struct devmem_cuda *cu, size_t size)
 {
 	cu_result res;
 	int fd = -1, err;
+	off_t end;
 
 	err = devmem_cuda_ctx_push(&cu->c);
 	if (err)
@@ -63,9 +64,19 @@ static int devmem_cuda_export(struct devmem_cuda *cu, size_t size)
 				       "cuMemGetHandleForAddressRange");
 		goto err_free_mem;
 	}
+	/* what a binding will see: a dma-buf of exactly the range */
+	end = lseek(fd, 0, SEEK_END);
+	if (end != (off_t)size) {
+		err = devmem_fail(-EIO,
+				  "cuMemGetHandleForAddressRange: a dma-buf of %lld bytes, not %zu",
+				  (long long)end, size);
+		goto err_close_fd;
+	}
 	devmem_cuda_ctx_pop(&cu->c);
 	return fd;
 
+err_close_fd:
+	close(fd);
 err_free_mem:
 	cu->c.api.mem_free(cu->base);
 err_pop:

@@ -118,6 +118,9 @@ static int test_export_errors(void)
 	CHECK_EQ(fake("noexport"), 0);
 	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 4096), -EOPNOTSUPP,
 		  "cuMemGetHandleForAddressRange: CUDA_ERROR_NOT_SUPPORTED (801)");
+	CHECK_EQ(fake("short"), 0);
+	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 8192), -EIO,
+		  "cuMemGetHandleForAddressRange: a dma-buf of 4096 bytes, not 8192");
 	CHECK(!db);
 	CHECK_CLEAN();
 	return T_PASS;

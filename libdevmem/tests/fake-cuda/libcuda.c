@@ -15,6 +15,7 @@
  *   unaligned  the first cuMemAlloc of a context returns an unaligned
  *              address (the provider must allocate again)
  *   noexport   cuMemGetHandleForAddressRange: CUDA_ERROR_NOT_SUPPORTED
+ *   short      the exported dma-buf is a page shorter than the range
  *   nolaunch   cuLaunchKernel: CUDA_ERROR_INVALID_VALUE
  *   busy       cuEventQuery answers NOT_READY once per batch
  *
@@ -198,7 +199,7 @@ int cuMemGetHandleForAddressRange(void *handle, cu_deviceptr ptr, size_t size,
 	if (type != 1 || flags || (ptr & 4095) || (size & 4095))
 		return CUDA_ERROR_INVALID_VALUE;
 	fd = memfd_create("fake-cuda-dmabuf", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
+	if (fd < 0 || ftruncate(fd, (off_t)size - (fake("short") ? 4096 : 0)) < 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*(int *)handle = fd;
 	return CUDA_SUCCESS;
