@@ -38,39 +38,39 @@ struct devmem_unpack_small {
 	struct devmem_unpack_ent list[DEVMEM_UNPACK_SMALL + 1];
 };
 
+/* Bytes 4Q + r/8 .. 4Q + r/8 + 15 of the 32 bytes a, b. The index is a
+ * template argument so that the eight words stay in registers.
+ */
+template <unsigned int Q>
+static __device__ __forceinline__ uint4 devmem_words(uint4 a, uint4 b,
+						     unsigned int r)
+{
+	const unsigned int w[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+	uint4 o;
+
+	o.x = __funnelshift_r(w[Q], w[Q + 1], r);
+	o.y = __funnelshift_r(w[Q + 1], w[Q + 2], r);
+	o.z = __funnelshift_r(w[Q + 2], w[Q + 3], r);
+	o.w = __funnelshift_r(w[Q + 3], w[Q + 4], r);
+	return o;
+}
+
+/* Bytes k .. k + 15 of the 32 bytes a, b. */
 static __device__ __forceinline__ uint4 devmem_shift16(uint4 a, uint4 b,
 						       unsigned int k)
 {
 	unsigned int r = (k & 3) * 8;
-	uint4 o;
 
 	switch (k >> 2) {
 	case 0:
-		o.x = __funnelshift_r(a.x, a.y, r);
-		o.y = __funnelshift_r(a.y, a.z, r);
-		o.z = __funnelshift_r(a.z, a.w, r);
-		o.w = __funnelshift_r(a.w, b.x, r);
-		break;
+		return devmem_words<0>(a, b, r);
 	case 1:
-		o.x = __funnelshift_r(a.y, a.z, r);
-		o.y = __funnelshift_r(a.z, a.w, r);
-		o.z = __funnelshift_r(a.w, b.x, r);
-		o.w = __funnelshift_r(b.x, b.y, r);
-		break;
+		return devmem_words<1>(a, b, r);
 	case 2:
-		o.x = __funnelshift_r(a.z, a.w, r);
-		o.y = __funnelshift_r(a.w, b.x, r);
-		o.z = __funnelshift_r(b.x, b.y, r);
-		o.w = __funnelshift_r(b.y, b.z, r);
-		break;
+		return devmem_words<2>(a, b, r);
 	default:
-		o.x = __funnelshift_r(a.w, b.x, r);
-		o.y = __funnelshift_r(b.x, b.y, r);
-		o.z = __funnelshift_r(b.y, b.z, r);
-		o.w = __funnelshift_r(b.z, b.w, r);
-		break;
+		return devmem_words<3>(a, b, r);
 	}
-	return o;
 }
 
 /* @len bytes from @s to @d by the @g threads of a group, this one @t. */
