@@ -71,6 +71,8 @@ FORCE:
 # they run where only NVIDIA's driver is installed.
 include scripts/nvcc.mk
 GPU_BINS := $(BUILD)/gpu/gpu-check $(BUILD)/gpu/unpack-bench
+# the GPU they are built for (compute capability x 10; 90: H100, H200)
+GPU_ARCH ?= 90
 GPU_LIBS = $(LIBDEVMEM_A) $(foreach l,libnl-genl-3.a libnl-3.a liburing.a,$(shell gcc -print-file-name=$(l))) \
 	   -ldl -lpthread -lm -Xcompiler -static-libstdc++,-static-libgcc
 gpu: $(GPU_BINS)
@@ -79,7 +81,7 @@ $(BUILD)/gpu/unpack-bench: bench/gpu/unpack-bench.cu $(LIBDEVMEM_A)
 $(GPU_BINS):
 	@[ -n "$(NVCC)" ] || { echo "make gpu: no nvcc (CUDA's compiler) here" >&2; exit 1; }
 	@mkdir -p $(dir $@)
-	$(NVCC) -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 \
+	$(NVCC) -O2 -std=c++17 -arch=sm_$(GPU_ARCH) \
 		-I$(REPO)/libdevmem/include -o $@ $< $(GPU_LIBS)
 
 help:
