@@ -177,6 +177,25 @@ EOF
 	[ "$LERR" = "tcpxfer: data mismatch at offset 0: got 0x$got, expected 0x$expected" ]
 }
 
+@test "--urgent: that byte goes as TCP urgent data, out of the stream of a plain receiver" {
+	local got expected
+
+	# without SO_OOBINLINE the receiver's stream lacks byte 1000: there
+	# it finds byte 1001
+	got=$(pattern 1 1001 1)
+	expected=$(pattern 1 1000 1)
+	[ "$got" != "$expected" ]
+	start_listener -q -r 4096
+	xfer_connect -q -s 4096 --urgent 1000
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+	finish_listener
+	[ "$LSTATUS" -eq 1 ]
+	[ "$LERR" = "tcpxfer: data mismatch at offset 1000: got 0x$got, expected 0x$expected" ]
+	run "$TCPXFER" connect -a 127.0.0.1 -p 1 -s 10 --urgent 10
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "tcpxfer: --urgent: offset 10 is not below --send 10" ]
+}
+
 @test "receiver expects more than is sent: short, names the offset" {
 	start_listener -q -r 16M
 	xfer_connect -q -s 8M

@@ -63,6 +63,7 @@ struct opts {
 	bool quiet;
 	const char *ready_file;
 	bool dstopts;
+	uint64_t urgent;		/* --urgent: that byte + 1; 0: none */
 	bool dump;
 	uint64_t dump_off;
 	uint64_t dump_count;
@@ -73,6 +74,7 @@ struct dir {
 	int fd;
 	uint64_t base;			/* seed * GOLDEN */
 	uint64_t bytes;			/* to send, or expected */
+	uint64_t urgent;		/* send: byte urgent - 1 with MSG_OOB */
 	uint64_t done;			/* progress, read on timeout */
 	struct timespec start;		/* connection established */
 	double secs;			/* start to last byte */
@@ -125,6 +127,11 @@ static const char usage_text[] =
 "			PadN option) between the IPv6 and the TCP\n"
 "			header: a header shape a NIC's TSO engine need\n"
 "			not know\n"
+"	--urgent OFFSET\n"
+"			send stream byte OFFSET alone with MSG_OOB (TCP\n"
+"			urgent data) and the rest normally; a receiver\n"
+"			without SO_OOBINLINE takes that byte out of the\n"
+"			stream, so validating it needs one that keeps it\n"
 "	--ready-file PATH\n"
 "			listen: create PATH once the socket listens\n"
 "			(remove any old PATH before starting)\n"
@@ -314,7 +321,7 @@ static void parse_port(const char *s)
 		usage_error("bad port '%s' (1-65535)", s);
 }
 
-enum { OPT_READY = 256, OPT_DUMP, OPT_DSTOPTS };
+enum { OPT_READY = 256, OPT_DUMP, OPT_DSTOPTS, OPT_URGENT };
 
 static const struct option long_opts[] = {
 	{ "send",	required_argument,	NULL, 's' },
@@ -326,6 +333,7 @@ static const struct option long_opts[] = {
 	{ "ready-file",	required_argument,	NULL, OPT_READY },
 	{ "dstopts",	no_argument,		NULL, OPT_DSTOPTS },
 	{ "dump",	required_argument,	NULL, OPT_DUMP },
+	{ "urgent",	required_argument,	NULL, OPT_URGENT },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ }
 };
@@ -392,6 +400,9 @@ static void parse_one(struct opts *o, int c, char **argv)
 	case OPT_DSTOPTS:
 		o->dstopts = true;
 		break;
+	case OPT_URGENT:
+		o->urgent = parse_size(optarg, "--urgent") + 1;
+		break;
 	case OPT_DUMP:
 		o->dump = true;
 		o->dump_off = parse_size(optarg, "--dump");
@@ -424,6 +435,9 @@ static void check_opts(struct opts *o, int argc, char **argv)
 		usage_error("--ready-file is for listen");
 	if (o->dstopts && o->family != AF_INET6)
 		usage_error("--dstopts needs -6");
+	if (o->urgent && o->urgent > o->send_bytes)
+		usage_error("--urgent: offset %" PRIu64 " is not below --send %" PRIu64,
+			    o->urgent - 1, o->send_bytes);
 }
 
 static void parse_args(struct opts *o, int argc, char **argv)
@@ -658,6 +672,29 @@ static bool send_all(int fd, const uint8_t *buf, size_t len)
 	return true;
 }
 
+/* @len bytes from stream offset @off, byte d->urgent - 1 alone as urgent
+ * data if it is among them.
+ */
+static bool send_chunk(struct dir *d, uint64_t off, const uint8_t *buf,
+		       size_t len)
+{
+	uint64_t u = d->urgent - 1;
+	size_t k;
+
+	if (!d->urgent || u < off || u >= off + len)
+		return send_all(d->fd, buf, len);
+	k = u - off;
+	if (!send_all(d->fd, buf, k))
+		return false;
+	while (send(d->fd, buf + k, 1, MSG_NOSIGNAL | MSG_OOB) != 1) {
+		if (errno != EINTR) {
+			sys_msg("send(MSG_OOB)", errno);
+			return false;
+		}
+	}
+	return send_all(d->fd, buf + k + 1, len - k - 1);
+}
+
 static bool send_stream(struct dir *d, uint8_t *buf)
 {
 	uint64_t off;
@@ -666,7 +703,7 @@ static bool send_stream(struct dir *d, uint8_t *buf)
 	for (off = 0; off < d->bytes; off += n) {
 		n = d->bytes - off < CHUNK ? d->bytes - off : CHUNK;
 		pattern_fill(d->base, off, buf, n);
-		if (!send_all(d->fd, buf, n))
+		if (!send_chunk(d, off, buf, n))
 			return false;
 		__atomic_store_n(&d->done, off + n, __ATOMIC_RELAXED);
 	}
@@ -811,7 +848,7 @@ static void print_rate(const char *what, const struct dir *d, const char *tail)
 
 static int transfer(const struct opts *o, int fd, struct timespec deadline)
 {
-	struct dir tx = { .fd = fd, .bytes = o->send_bytes };
+	struct dir tx = { .fd = fd, .bytes = o->send_bytes, .urgent = o->urgent };
 	struct dir rx = { .fd = fd, .bytes = o->recv_bytes };
 	pthread_t tt, rt;
 	enum outcome res;
