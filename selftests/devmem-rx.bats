@@ -165,6 +165,17 @@ tcpext_gt() { [ "$(tcpext "$1" "$2")" -gt "$3" ]; }
 	[ "$output" = "200 True True" ]
 }
 
+@test "urgent data (MSG_OOB) on the bound flow: the byte stays in the stream in device memory, every byte checked" {
+	# the urgent byte lands in device memory, which the kernel cannot
+	# read to keep it out of band (it used to BUG() trying)
+	rx_start 4M
+	run send "$IP4B" 4M --urgent 1000000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	rx_wait
+	summary_is_all_devmem $((4 << 20))
+}
+
 @test "a tiny SO_RCVBUF and a reader that waits: the queue is pruned, device data never collapsed, nothing lost" {
 	local pruned
 	pruned=$(tcpext "$NSB" PruneCalled)
