@@ -47,24 +47,24 @@ host_copy() {
 }
 
 mkdir -p "$(dirname "$OUT")"
-TMP=$(mktemp -d "${OUT%/}.tmp.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-mkdir -p "$TMP/out" "$TMP/tree"
+STAGE=$(mktemp -d "${OUT%/}.tmp.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE/out" "$STAGE/tree"
 
 # uapi/'s own files, with their include guards as headers_install
 # writes them (_UAPI_X becomes _X)
 (cd "$REPO/uapi" && find . -name '*.h' ! -path './patches/*' -print0) |
 	while IFS= read -r -d '' f; do
-		mkdir -p "$TMP/out/$(dirname "$f")"
+		mkdir -p "$STAGE/out/$(dirname "$f")"
 		sed -E 's@^#(ifndef|define|endif[[:space:]]*/[*])[[:space:]]*_UAPI@#\1 @' \
-			"$REPO/uapi/$f" >"$TMP/out/$f"
+			"$REPO/uapi/$f" >"$STAGE/out/$f"
 	done
 
 shopt -s nullglob
 for p in "$REPO"/uapi/patches/[0-9][0-9][0-9][0-9]-*.patch; do
 	name=$(basename "$p")
 	# the patch's sections for files user space sees
-	awk -v tree="$TMP/tree" -v sel="$TMP/sel.patch" '
+	awk -v tree="$STAGE/tree" -v sel="$STAGE/sel.patch" '
 		/^diff --git a\// {
 			path = $3; sub(/^a\//, "", path)
 			keep = (path ~ /^include\/uapi\// || path ~ /^arch\/x86\/include\/uapi\//)
@@ -72,26 +72,26 @@ for p in "$REPO"/uapi/patches/[0-9][0-9][0-9][0-9]-*.patch; do
 		}
 		keep { print > sel }
 	' "$p"
-	[ -s "$TMP/tree/.files" ] || continue
+	[ -s "$STAGE/tree/.files" ] || continue
 	while read -r kpath; do
 		ipath=$(installed_path "$kpath")
-		[ -e "$TMP/tree/$kpath" ] && continue
+		[ -e "$STAGE/tree/$kpath" ] && continue
 		src=$(host_copy "$ipath")
 		[ -r "$src" ] || die "$name changes $kpath, but the host has no $src (package linux-libc-dev)"
-		mkdir -p "$TMP/tree/$(dirname "$kpath")"
-		cp "$src" "$TMP/tree/$kpath"
-	done <"$TMP/tree/.files"
-	if ! log=$(patch -d "$TMP/tree" -p1 -N -F0 --no-backup-if-mismatch -r - \
-			-i "$TMP/sel.patch" 2>&1); then
+		mkdir -p "$STAGE/tree/$(dirname "$kpath")"
+		cp "$src" "$STAGE/tree/$kpath"
+	done <"$STAGE/tree/.files"
+	if ! log=$(patch -d "$STAGE/tree" -p1 -N -F0 --no-backup-if-mismatch -r - \
+			-i "$STAGE/sel.patch" 2>&1); then
 		die "$name does not apply to the host's installed headers: $(tr '\n' ' ' <<<"$log")"
 	fi
 	while read -r kpath; do
 		ipath=$(installed_path "$kpath")
-		mkdir -p "$TMP/out/$(dirname "$ipath")"
-		cp "$TMP/tree/$kpath" "$TMP/out/$ipath"
-	done <"$TMP/tree/.files"
-	rm -f "$TMP/tree/.files" "$TMP/sel.patch"
+		mkdir -p "$STAGE/out/$(dirname "$ipath")"
+		cp "$STAGE/tree/$kpath" "$STAGE/out/$ipath"
+	done <"$STAGE/tree/.files"
+	rm -f "$STAGE/tree/.files" "$STAGE/sel.patch"
 done
 
 rm -rf "$OUT"
-mv "$TMP/out" "$OUT"
+mv "$STAGE/out" "$OUT"

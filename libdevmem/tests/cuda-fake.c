@@ -9,6 +9,7 @@
  *
  *   cuda-fake        the fake of a current driver
  *   cuda-fake old    the fake of a driver before CUDA 11.7
+ *   cuda-fake nodriver  no libcuda.so.1 at all (skips where there is one)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -397,10 +398,34 @@ static const struct t_case old_cases[] = {
 	{ "old driver", test_old_driver },
 };
 
+/* Run with no libcuda.so.1 to be found. */
+static int test_no_driver(void)
+{
+	static const char want[] = "no CUDA driver: libcuda.so.1: ";
+	struct devmem_dmabuf *db = NULL;
+
+	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 4096), -ENOENT);
+	CHECK(!strncmp(devmem_last_error(), want, sizeof(want) - 1));
+	CHECK(!db);
+	return T_PASS;
+}
+
+static const struct t_case no_driver_cases[] = {
+	{ "no driver", test_no_driver },
+};
+
 int main(int argc, char **argv)
 {
+	void *lib;
+
+	if (argc > 1 && !strcmp(argv[1], "nodriver")) {
+		lib = dlopen("libcuda.so.1", RTLD_NOW);
+		if (lib)
+			return t_skip("this machine has a libcuda.so.1");
+		return T_RUN(no_driver_cases);
+	}
 	/* hold the fake loaded, to read its books between cases */
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	lib = dlopen("libcuda.so.1", RTLD_NOW);
 
 	if (!lib || !(outstanding = dlsym(lib, "fake_cuda_outstanding")) ||
 	    !(ctx_refs = dlsym(lib, "fake_cuda_ctx_refs")) ||

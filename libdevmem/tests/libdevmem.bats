@@ -80,6 +80,11 @@ run_prog() {
 	[[ $output == *"ok old driver"* ]]
 }
 
+@test "cuda-fake nodriver: no libcuda.so.1 is ENOENT with the loader's reason" {
+	LD_LIBRARY_PATH="$BATS_TEST_TMPDIR" run_prog cuda-fake nodriver
+	[[ $output == *"ok no driver"* ]]
+}
+
 @test "without nvcc the library builds the same API, and GPU unpack says why it is absent" {
 	local o=$BATS_TEST_TMPDIR/nonvcc
 	make -s -C "$LIB" O="$o" NVCC= all "$o/tests/cuda-fake" "$o/tests/fake-cuda/libcuda.so.1" >&2
