@@ -42,9 +42,12 @@ headers) HDR_ARCH=${2:-x86}
 	case $HDR_ARCH in
 	''|*[!a-z0-9_]*) die "bad architecture '$HDR_ARCH'" ;;
 	esac ;;
-normal) OBJ=$BUILD/obj; FRAGMENTS=("$REPO/scripts/kernel/config/base.config") ;;
+normal) OBJ=$BUILD/obj
+	FRAGMENTS=("$REPO/scripts/kernel/config/base.config"
+		   "$REPO/scripts/kernel/config/net.config") ;;
 debug)  OBJ=$BUILD/obj-debug
 	FRAGMENTS=("$REPO/scripts/kernel/config/base.config"
+		   "$REPO/scripts/kernel/config/net.config"
 		   "$REPO/scripts/kernel/config/debug.config") ;;
 *) die "unknown flavour '$FLAVOUR' (normal, debug, prepare or headers)" ;;
 esac
