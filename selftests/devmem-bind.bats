@@ -207,6 +207,20 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	[ -z "$output" ]
 }
 
+@test "bind-rx: a queue whose driver never opted in is refused whether the device is up or down" {
+	echo Y >"$DFSB/rxq/2/devmem_optout"
+	ip -n "$NSB" link set "$DEVB" down
+	refused "Operation not supported: driver does not support device memory on this rx queue" "$IFB" 2 udmabuf:1M
+	ip -n "$NSB" link set "$DEVB" up
+	run bound_queues
+	[ -z "$output" ]
+	refused "Operation not supported: driver does not support device memory on this rx queue" "$IFB" 2 udmabuf:1M
+	# the queue next to it opted in and binds while down
+	ip -n "$NSB" link set "$DEVB" down
+	hold 1 1M
+	unhold
+}
+
 @test "while bound: header split stays on, XDP stays off, channels keep the queue" {
 	hold 2
 	run in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off

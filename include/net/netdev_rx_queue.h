@@ -24,8 +24,12 @@
  *	handed back
  * @ndo_queue_start: make queue @idx run on @per_queue_mem
  * @ndo_queue_stop: stop queue @idx and move its memory into @per_queue_mem
+ * @ndo_queue_mp_supported: whether queue @idx can take its buffers from a
+ *	memory provider (device memory); optional, absent means no. Must not
+ *	depend on the device being up: bind-rx asks it on down devices too.
  *
- * All four are called under rtnl_lock, with the device running.
+ * The first four are called under rtnl_lock, with the device running;
+ * ndo_queue_mp_supported under rtnl_lock, up or down.
  */
 struct netdev_queue_mgmt_ops {
 	size_t ndo_queue_mem_size;
@@ -36,6 +40,7 @@ struct netdev_queue_mgmt_ops {
 			       int idx);
 	int (*ndo_queue_stop)(struct net_device *dev, void *per_queue_mem,
 			      int idx);
+	bool (*ndo_queue_mp_supported)(struct net_device *dev, int idx);
 };
 
 int netdev_rx_queue_restart(struct net_device *dev, unsigned int rxq_idx);

@@ -267,6 +267,15 @@ int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 		return -EBUSY;
 	}
 #endif
+	/* Asked before the restart, up or down: a down device builds no
+	 * pools, so the check below cannot see a driver that never opted in.
+	 */
+	if (!dev->queue_mgmt_ops->ndo_queue_mp_supported ||
+	    !dev->queue_mgmt_ops->ndo_queue_mp_supported(dev, idx)) {
+		NL_SET_ERR_MSG(extack,
+			       "driver does not support device memory on this rx queue");
+		return -EOPNOTSUPP;
+	}
 	if (!net_devmem_hds_on(dev)) {
 		NL_SET_ERR_MSG(extack,
 			       "header split (tcp-data-split) is off on the device");

@@ -466,12 +466,23 @@ static int nsim_queue_stop(struct net_device *dev, void *per_queue_mem,
 	return 0;
 }
 
+/* The payload pools of a queue take device memory unless its
+ * devmem_optout knob plays a driver that never opted in (nsim_pp_create).
+ */
+static bool nsim_queue_mp_supported(struct net_device *dev, int idx)
+{
+	struct netdevsim *ns = netdev_priv(dev);
+
+	return idx < ns->dp.num_rqs && !ns->dp.rqs[idx].devmem_optout;
+}
+
 const struct netdev_queue_mgmt_ops nsim_queue_mgmt_ops = {
 	.ndo_queue_mem_size	= sizeof(struct nsim_rq_mem),
 	.ndo_queue_mem_alloc	= nsim_queue_mem_alloc,
 	.ndo_queue_mem_free	= nsim_queue_mem_free,
 	.ndo_queue_start	= nsim_queue_start,
 	.ndo_queue_stop		= nsim_queue_stop,
+	.ndo_queue_mp_supported	= nsim_queue_mp_supported,
 };
 
 void nsim_rq_close_range(struct netdevsim *ns, unsigned int from,
