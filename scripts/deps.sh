@@ -14,7 +14,7 @@ PACKAGES=(
 	patch xz-utils cpio kmod
 	# VM and tests
 	qemu-system-x86 bats iproute2 ethtool socat procps util-linux
-	tcpdump nftables python3 perl
+	tcpdump nftables iptables python3 perl
 	# userspace
 	libnl-genl-3-dev liburing-dev pkg-config g++ binutils man-db groff-base
 )

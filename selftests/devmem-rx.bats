@@ -19,6 +19,11 @@ load lib/devmem
 
 test_setup() { devmem_setup; }
 test_teardown() {
+	local p
+	for p in ${HOLD_PID:-} ${LISTEN_PID:-}; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	nsim_cleanup
 	[ ! -e /run/netns/nsc ] || ip netns del nsc
 }
@@ -204,27 +209,67 @@ tcpext_gt() { [ "$(tcpext "$1" "$2")" -gt "$3" ]; }
 	[ "${BASH_REMATCH[1]}" -ge $(((2 << 20) / 88)) ]
 }
 
-@test "forwarding a bound flow out of another device: dropped at transmit, counted, no crash" {
-	# C behind B on a veth pair; B forwards; A routes C's subnet via B
+# hold_queue3 [SIZE]: bind a udmabuf (16M) to queue 3 of B in the
+# background for the rest of the test; HOLD_PID. (Background processes
+# here close bats' fd 3, or bats waits for them.)
+hold_queue3() {
+	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
+		"udmabuf:${1:-16M}" --hold >"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
+	HOLD_PID=$!
+	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
+}
+
+# listen_in NS [tcpxfer args]: a tcpxfer listener on $PORT in NS that
+# expects 1M, in the background; LISTEN_PID; its output in listen.out.
+listen_in() {
+	local ns=$1
+	shift
+	rm -f "$BATS_TEST_TMPDIR/ready"
+	ip netns exec "$ns" "$BIN/tcpxfer" listen -q -p "$PORT" -r 1M -t 30 "$@" \
+		--ready-file "$BATS_TEST_TMPDIR/ready" \
+		>"$BATS_TEST_TMPDIR/listen.out" 2>&1 3>&- &
+	LISTEN_PID=$!
+	wait_until 20 test -e "$BATS_TEST_TMPDIR/ready"
+}
+
+# forward_setup: C (netns nsc) behind B on a veth pair, vf0 (B) - vf1
+# (C), 10.99.0.0/24 and 2001:db8:99::/64; B forwards both families; A
+# routes C's subnets via B. Queue 3 of B bound (hold_queue3), tcp6 on
+# $PORT steered there too.
+forward_setup() {
 	ip netns add nsc
 	ip -n "$NSB" link add vf0 type veth peer name vf1 netns nsc
 	ip -n "$NSB" addr add 10.99.0.254/24 dev vf0
+	ip -n "$NSB" addr add 2001:db8:99::fe/64 dev vf0 nodad
 	ip -n "$NSB" link set vf0 up
 	ip -n nsc addr add 10.99.0.1/24 dev vf1
+	ip -n nsc addr add 2001:db8:99::1/64 dev vf1 nodad
 	ip -n nsc link set vf1 up
 	ip -n nsc link set lo up
 	ip -n nsc route add default via 10.99.0.254
+	ip -n nsc -6 route add default via 2001:db8:99::fe
 	in_ns "$NSB" sysctl -qw net.ipv4.ip_forward=1
+	in_ns "$NSB" sysctl -qw net.ipv6.conf.all.forwarding=1
 	ip -n "$NSA" route add 10.99.0.0/24 via "$IP4B"
-	# (background processes here close bats' fd 3, or bats waits for them)
-	in_ns "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:16M --hold \
-		>"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
-	local holder=$!
-	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
-	in_ns nsc "$BIN/tcpxfer" listen -q -p "$PORT" -r 1M -t 20 \
-		--ready-file "$BATS_TEST_TMPDIR/ready" >/dev/null 2>&1 3>&- &
-	local listener=$!
-	wait_until 20 test -e "$BATS_TEST_TMPDIR/ready"
+	ip -n "$NSA" -6 route add 2001:db8:99::/64 via "$IP6B"
+	steer tcp6 "$PORT"
+	hold_queue3
+}
+
+# ip_mib NS TABLE FIELD: counter FIELD of the TABLE line (Ip, Icmp6...)
+# in NS's /proc/net/snmp or, for Ip6/Icmp6, /proc/net/snmp6.
+ip_mib() {
+	case $2 in
+	Ip6|Icmp6) in_ns "$1" awk -v f="$2$3" '$1 == f { print $2 }' /proc/net/snmp6 ;;
+	*) in_ns "$1" awk -v t="$2:" -v f="$3" '$1 == t {
+		if (!n) { for (i = 2; i <= NF; i++) col[$i] = i; n = 1 }
+		else print $col[f] }' /proc/net/snmp ;;
+	esac
+}
+
+@test "forwarding a bound flow out of another device: dropped at transmit, counted, no crash" {
+	forward_setup
+	listen_in nsc
 	# the handshake is forwarded (no payload); data segments land in
 	# device memory on queue 3 and cannot leave through vf0
 	run xfer_connect "$NSA" 10.99.0.1 "$PORT" 1M 0 -t 8
@@ -234,8 +279,148 @@ tcpext_gt() { [ "$(tcpext "$1" "$2")" -gt "$3" ]; }
 	echo "vf0 tx dropped: $dropped"
 	[ "$dropped" -gt 0 ]
 	[ "$(nsim_stat "$NSB" "$DEVB" rx3_payload_bufs)" -gt 0 ]
-	kill "$listener" "$holder"
-	wait "$listener" "$holder" || true
+}
+
+@test "forwarding a bound flow that needs IPv4 fragmentation (DF clear): refused, counted in FragFails, no crash" {
+	forward_setup
+	ip -n "$NSB" link set vf0 mtu 1000
+	# A sends without DF: B must fragment the 1500-byte packets for vf0
+	in_ns "$NSA" sysctl -qw net.ipv4.ip_no_pmtu_disc=1
+	local fails creates
+	fails=$(ip_mib "$NSB" Ip FragFails)
+	creates=$(ip_mib "$NSB" Ip FragCreates)
+	listen_in nsc
+	run xfer_connect "$NSA" 10.99.0.1 "$PORT" 1M 0 -t 8
+	[ "$status" -ne 0 ]
+	[ "$(nsim_stat "$NSB" "$DEVB" rx3_payload_bufs)" -gt 0 ]
+	# it used to BUG() in ip_frag_next()
+	[ "$(ip_mib "$NSB" Ip FragFails)" -gt "$fails" ]
+	[ "$(ip_mib "$NSB" Ip FragCreates)" -eq "$creates" ]
+}
+
+@test "forwarding a bound IPv6 flow into a smaller MTU: Packet Too Big, never fragmented, no crash" {
+	forward_setup
+	ip -n "$NSB" link set vf0 mtu 1280
+	local toobig creates
+	toobig=$(ip_mib "$NSB" Icmp6 OutPktTooBigs)
+	creates=$(ip_mib "$NSB" Ip6 FragCreates)
+	listen_in nsc -6
+	run xfer_connect "$NSA" 2001:db8:99::1 "$PORT" 1M 0 -6 -t 8
+	[ "$status" -ne 0 ]
+	[ "$(nsim_stat "$NSB" "$DEVB" rx3_payload_bufs)" -gt 0 ]
+	# a router does not fragment IPv6: B tells A
+	[ "$(ip_mib "$NSB" Icmp6 OutPktTooBigs)" -gt "$toobig" ]
+	[ "$(ip_mib "$NSB" Ip6 FragCreates)" -eq "$creates" ]
+}
+
+@test "TCP-MD5 on a bound flow: every data segment fails verification, counted; MD5 elsewhere works" {
+	local failures
+	hold_queue3
+	# first a flow that RSS keeps off the bound queue: MD5 itself works
+	PORT=$((PORT + 1)) listen_in "$NSB" --md5 s3cret
+	run xfer_connect "$NSA" "$IP4B" $((PORT + 1)) 1M 0 -t 20 --md5 s3cret
+	[ "$status" -eq 0 ]
+	wait "$LISTEN_PID"
+	failures=$(tcpext "$NSB" TCPMD5Failure)
+	listen_in "$NSB" --md5 s3cret
+	# the handshake carries no payload and passes; each data segment's
+	# payload is in device memory, which cannot be hashed: it used to
+	# oops in tcp_md5_hash_skb_data()
+	run xfer_connect "$NSA" "$IP4B" "$PORT" 1M 0 -t 8 --md5 s3cret
+	[ "$status" -ne 0 ]
+	[ "$(nsim_stat "$NSB" "$DEVB" rx3_payload_bufs)" -gt 0 ]
+	[ "$(tcpext "$NSB" TCPMD5Failure)" -gt "$failures" ]
+}
+
+@test "nft log to an nflog listener on the bound flow: it gets the headers; the flow is intact" {
+	local pcap=$BATS_TEST_TMPDIR/nflog.pcap
+	in_ns "$NSB" nft -f - <<-EOF_NFT
+		table inet devmem_log {
+			chain in {
+				type filter hook input priority 0;
+				tcp dport $PORT log group 1
+			}
+		}
+	EOF_NFT
+	in_ns "$NSB" tcpdump -i nflog:1 -nn -s 0 -c 100 -w "$pcap" 2>"$pcap.log" 3>&- &
+	local tap=$!
+	wait_until 20 grep -q "listening on" "$pcap.log"
+	rx_start 16M
+	send "$IP4B" 16M
+	rx_wait
+	summary_is_all_devmem $((16 << 20))
+	# it used to BUG() in nfnetlink_log copying device memory
+	wait "$tap"
+	# 100 packets; the IP packet each carries (the NFLOG record's
+	# payload TLV, type 9) has its headers (at least 40 bytes) and no
+	# more (at most 60 + 60)
+	run python3 - "$pcap" <<-'EOF_PY'
+		import struct, sys
+		d = open(sys.argv[1], 'rb').read()
+		off, n, lens = 24, 0, []
+		while off < len(d):
+		    _, _, cap, _ = struct.unpack_from('<IIII', d, off)
+		    rec, t = d[off + 16:off + 16 + cap], 4
+		    while t + 4 <= len(rec):
+		        tlen, ttype = struct.unpack_from('<HH', rec, t)
+		        if ttype == 9:
+		            lens.append(tlen - 4)
+		        t += (tlen + 3) & ~3 if tlen >= 4 else len(rec)
+		    n += 1
+		    off += 16 + cap
+		print(n, len(lens), min(lens) >= 40, max(lens) <= 120)
+	EOF_PY
+	echo "$output"
+	[ "$output" = "100 100 True True" ]
+}
+
+@test "NFQUEUE on the bound flow: the listener gets the headers and the real length, accepts; the flow is intact" {
+	local out=$BATS_TEST_TMPDIR/nfq
+	ip netns exec "$NSB" "$BATS_TEST_DIRNAME/progs/nfq-accept/nfq-accept" 0 \
+		>"$out" 2>&1 3>&- &
+	LISTEN_PID=$!
+	wait_until 20 grep -q "^bound$" "$out"
+	in_ns "$NSB" nft -f - <<-EOF_NFT
+		table inet devmem_queue {
+			chain in {
+				type filter hook input priority 0;
+				tcp dport $PORT queue num 0
+			}
+		}
+	EOF_NFT
+	rx_start 16M
+	send "$IP4B" 16M
+	rx_wait
+	summary_is_all_devmem $((16 << 20))
+	kill "$LISTEN_PID"
+	wait "$LISTEN_PID"
+	cat "$out"
+	# the listener's recvmsg used to fail with EFAULT on device memory
+	[[ $(tail -1 "$out") =~ ^packets\ ([0-9]+)\ payload\ ([0-9]+)\.\.([0-9]+)\ capped\ ([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "${BASH_REMATCH[2]}" -ge 40 ]
+	[ "${BASH_REMATCH[3]}" -le 120 ]
+	[ "${BASH_REMATCH[4]}" -gt 0 ]
+}
+
+@test "an xt_u32 match on the bound flow: header words match, payload words cannot; the flow is intact" {
+	# u32 word 0 of the TCP payload: any value would do (0:0xFFFFFFFF)
+	in_ns "$NSB" iptables -A INPUT -p tcp --dport "$PORT" -m u32 \
+		--u32 "0>>22&0x3C@12>>26&0x3C@0=0:0xFFFFFFFF" -j DROP
+	# the protocol byte of the IP header: matches every packet
+	in_ns "$NSB" iptables -A INPUT -p tcp --dport "$PORT" -m u32 \
+		--u32 "6&0xFF=6"
+	rx_start 16M
+	send "$IP4B" 16M
+	rx_wait
+	# it used to BUG() in u32_match_it() reading device memory
+	summary_is_all_devmem $((16 << 20))
+	run in_ns "$NSB" iptables -L INPUT -v -n -x
+	echo "$output"
+	[[ ${lines[2]} =~ ^\ *([0-9]+)\ .*DROP ]]
+	[ "${BASH_REMATCH[1]}" -eq 0 ]
+	[[ ${lines[3]} =~ ^\ *([0-9]+)\  ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
 }
 
 @test "a mangle rule rewriting DSCP on the bound flow: headers change, payload intact" {

@@ -196,6 +196,28 @@ EOF
 	[ "${lines[0]}" = "tcpxfer: --urgent: offset 10 is not below --send 10" ]
 }
 
+@test "--md5: both sides sign with the same key; a different key gets no connection; key length checked" {
+	start_listener -q -r 1M --md5 s3cret
+	xfer_connect -q -s 1M --md5 s3cret
+	[ "$status" -eq 0 ]
+	finish_listener
+	[ "$LSTATUS" -eq 0 ]
+	[[ $LOUT =~ $(recv_re 1048576) ]]
+	# the listener drops a SYN signed with another key (and one not
+	# signed at all): connect cannot complete
+	start_listener -q -r 1M -t 10 --md5 s3cret
+	run "$TCPXFER" connect -a 127.0.0.1 -p "$PORT" -t 2 -q -s 1M --md5 other
+	[ "$status" -eq 1 ]
+	run "$TCPXFER" connect -a 127.0.0.1 -p "$PORT" -t 2 -q -s 1M
+	[ "$status" -eq 1 ]
+	run "$TCPXFER" connect -a 127.0.0.1 -p 1 --md5 ""
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "tcpxfer: --md5: the key must be 1 to 80 bytes" ]
+	run "$TCPXFER" connect -a 127.0.0.1 -p 1 --md5 "$(printf 'k%.0s' {1..81})"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "tcpxfer: --md5: the key must be 1 to 80 bytes" ]
+}
+
 @test "receiver expects more than is sent: short, names the offset" {
 	start_listener -q -r 16M
 	xfer_connect -q -s 8M

@@ -25,6 +25,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -64,6 +66,7 @@ struct opts {
 	const char *ready_file;
 	bool dstopts;
 	uint64_t urgent;		/* --urgent: that byte + 1; 0: none */
+	const char *md5_key;		/* --md5: TCP-MD5 with any peer */
 	bool dump;
 	uint64_t dump_off;
 	uint64_t dump_count;
@@ -132,6 +135,9 @@ static const char usage_text[] =
 "			urgent data) and the rest normally; a receiver\n"
 "			without SO_OOBINLINE takes that byte out of the\n"
 "			stream, so validating it needs one that keeps it\n"
+"	--md5 KEY	sign and verify every segment with TCP-MD5\n"
+"			(RFC 2385) using KEY (1 to 80 bytes) for any\n"
+"			peer address; both sides need the same KEY\n"
 "	--ready-file PATH\n"
 "			listen: create PATH once the socket listens\n"
 "			(remove any old PATH before starting)\n"
@@ -321,7 +327,7 @@ static void parse_port(const char *s)
 		usage_error("bad port '%s' (1-65535)", s);
 }
 
-enum { OPT_READY = 256, OPT_DUMP, OPT_DSTOPTS, OPT_URGENT };
+enum { OPT_READY = 256, OPT_DUMP, OPT_DSTOPTS, OPT_URGENT, OPT_MD5 };
 
 static const struct option long_opts[] = {
 	{ "send",	required_argument,	NULL, 's' },
@@ -334,6 +340,7 @@ static const struct option long_opts[] = {
 	{ "dstopts",	no_argument,		NULL, OPT_DSTOPTS },
 	{ "dump",	required_argument,	NULL, OPT_DUMP },
 	{ "urgent",	required_argument,	NULL, OPT_URGENT },
+	{ "md5",	required_argument,	NULL, OPT_MD5 },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ }
 };
@@ -402,6 +409,12 @@ static void parse_one(struct opts *o, int c, char **argv)
 		break;
 	case OPT_URGENT:
 		o->urgent = parse_size(optarg, "--urgent") + 1;
+		break;
+	case OPT_MD5:
+		if (!*optarg || strlen(optarg) > TCP_MD5SIG_MAXKEYLEN)
+			usage_error("--md5: the key must be 1 to %d bytes",
+				    TCP_MD5SIG_MAXKEYLEN);
+		o->md5_key = optarg;
 		break;
 	case OPT_DUMP:
 		o->dump = true;
@@ -558,6 +571,21 @@ static void set_dstopts(int fd)
 		sys_fatal("setsockopt IPV6_DSTOPTS", errno);
 }
 
+/* TCP-MD5 with KEY for every peer of @family (a prefix of length 0). */
+static void set_md5(int fd, int family, const char *key)
+{
+	struct tcp_md5sig md5 = {
+		.tcpm_flags = TCP_MD5SIG_FLAG_PREFIX,
+		.tcpm_prefixlen = 0,
+		.tcpm_keylen = strlen(key),
+	};
+
+	md5.tcpm_addr.ss_family = family;
+	memcpy(md5.tcpm_key, key, md5.tcpm_keylen);
+	if (setsockopt(fd, IPPROTO_TCP, TCP_MD5SIG_EXT, &md5, sizeof(md5)))
+		sys_fatal("setsockopt TCP_MD5SIG_EXT", errno);
+}
+
 static int do_listen(const struct opts *o, struct timespec deadline)
 {
 	struct addrinfo *ai = resolve(o);
@@ -570,6 +598,8 @@ static int do_listen(const struct opts *o, struct timespec deadline)
 		sys_fatal("setsockopt SO_REUSEADDR", errno);
 	if (o->dstopts)
 		set_dstopts(lfd);
+	if (o->md5_key)
+		set_md5(lfd, ai->ai_family, o->md5_key);
 	if (bind(lfd, ai->ai_addr, ai->ai_addrlen))
 		sys_fatal("bind", errno);
 	if (listen(lfd, 1))
@@ -627,6 +657,8 @@ static int do_connect(const struct opts *o, struct timespec deadline)
 			sys_fatal("socket", errno);
 		if (o->dstopts)
 			set_dstopts(fd);
+		if (o->md5_key)
+			set_md5(fd, ai->ai_family, o->md5_key);
 		err = connect_once(fd, ai, deadline);
 		if (!err)
 			break;
