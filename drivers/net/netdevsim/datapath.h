@@ -45,7 +45,19 @@ enum {
 	NSIM_RQ_DROPS,
 	NSIM_RQ_ALLOC_FAIL,
 	NSIM_RQ_DEVMEM_DROPS,
+	NSIM_RQ_CSUM_UNNECESSARY,
+	NSIM_RQ_CSUM_COMPLETE,
+	NSIM_RQ_CSUM_NONE,
 	NSIM_RQ_NSTATS
+};
+
+/* What a queue tells the stack about each packet's checksum (its
+ * rxq/Q/csum knob), with rx-checksumming on.
+ */
+enum nsim_rx_csum {
+	NSIM_RX_CSUM_UNNECESSARY,	/* TCP/UDP verified by the "NIC" */
+	NSIM_RX_CSUM_COMPLETE,		/* skb->csum: sum of all after L2 */
+	NSIM_RX_CSUM_NONE,		/* nothing: the stack verifies */
 };
 
 /* Counters of one rx queue, written only by its NAPI poll. */
@@ -57,6 +69,7 @@ struct nsim_rq_stats {
 	u64 drops;
 	u64 alloc_fail;
 	u64 devmem_drops;	/* of drops: payload went to device memory */
+	u64 csum[CHECKSUM_COMPLETE + 1];	/* delivered, by ip_summed */
 	struct u64_stats_sync syncp;
 };
 
@@ -83,6 +96,7 @@ struct nsim_rq {
 	/* fault knobs (rxq_debugfs.c) */
 	bool fail_pool_create;		/* next page-pool creation fails */
 	bool devmem_optout;		/* payload pools refuse device memory */
+	u8 csum;			/* enum nsim_rx_csum, read per packet */
 	atomic_t fail_alloc;		/* fail this many buffer allocations */
 	atomic_t drop_next;		/* drop this many packets */
 	struct page *held[NSIM_HOLD_MAX];	/* buffers the "NIC" keeps */

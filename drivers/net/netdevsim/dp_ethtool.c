@@ -29,6 +29,9 @@ static const char nsim_rq_stat_names[NSIM_RQ_NSTATS][ETH_GSTRING_LEN] = {
 	[NSIM_RQ_DROPS]		= "drops",
 	[NSIM_RQ_ALLOC_FAIL]	= "alloc_fail",
 	[NSIM_RQ_DEVMEM_DROPS]	= "devmem_drops",
+	[NSIM_RQ_CSUM_UNNECESSARY] = "csum_unnecessary",
+	[NSIM_RQ_CSUM_COMPLETE]	= "csum_complete",
+	[NSIM_RQ_CSUM_NONE]	= "csum_none",
 };
 
 #define NSIM_DEV_NSTATS ARRAY_SIZE(nsim_dev_stat_names)

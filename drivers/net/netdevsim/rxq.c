@@ -18,7 +18,10 @@
  * device memory and the skb, whose frags are net_iovs, is unreadable.
  * Such a packet needs rx checksum offload (the stack cannot sum device
  * memory): with rx-checksumming off it is dropped, counted in
- * rxQ_devmem_drops.
+ * rxQ_devmem_drops. The queue's csum knob picks what the offload reports:
+ * CHECKSUM_UNNECESSARY, CHECKSUM_COMPLETE (the DMA engine sums every byte
+ * it writes, device memory included) or CHECKSUM_NONE, which hands even
+ * device memory to the stack unverified, for the stack to refuse.
  *
  * The queue restart operations (struct netdev_queue_mgmt_ops) swap a
  * queue's pools while the other queues keep running.
@@ -41,11 +44,12 @@ static struct device *nsim_dma_dev(struct netdevsim *ns)
 
 /* The DMA engine: write @len bytes of wire packet @wp, from @off, to bus
  * address @addr. Direct DMA without an IOMMU: the bus address is a
- * physical one.
+ * physical one. With @csum, it adds what it wrote to the running sum of
+ * the packet there, as a NIC computing CHECKSUM_COMPLETE does.
  */
 static void nsim_dma_write(struct device *dev, dma_addr_t addr,
 			   const struct nsim_wpkt *wp, unsigned int off,
-			   unsigned int len)
+			   unsigned int len, __wsum *csum)
 {
 	phys_addr_t phys = dma_to_phys(dev, addr);
 	unsigned int in_page, n;
@@ -56,6 +60,10 @@ static void nsim_dma_write(struct device *dev, dma_addr_t addr,
 		n = min_t(unsigned int, len, PAGE_SIZE - in_page);
 		va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
 		nsim_wpkt_copy(wp, off, va + in_page, n);
+		if (csum)
+			*csum = csum_block_add(*csum,
+					       csum_partial(va + in_page, n, 0),
+					       off);
 		kunmap_local(va);
 		phys += n;
 		off += n;
@@ -81,17 +89,18 @@ static netmem_ref nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
 	return netmem;
 }
 
-/* DMA @len bytes of @wp from @off into @netmem at @pg_off. A page may
- * be read by the CPU afterwards; device memory is synced by its owner.
+/* DMA @len bytes of @wp from @off into @netmem at @pg_off, summing them
+ * into @csum if set. A page may be read by the CPU afterwards; device
+ * memory is synced by its owner.
  */
 static void nsim_rx_fill(struct nsim_rq *rq, netmem_ref netmem,
 			 unsigned int pg_off, const struct nsim_wpkt *wp,
-			 unsigned int off, unsigned int len)
+			 unsigned int off, unsigned int len, __wsum *csum)
 {
 	struct device *dev = nsim_dma_dev(rq->ns);
 	dma_addr_t dma = page_pool_get_dma_addr_netmem(netmem) + pg_off;
 
-	nsim_dma_write(dev, dma, wp, off, len);
+	nsim_dma_write(dev, dma, wp, off, len, csum);
 	if (!netmem_is_net_iov(netmem))
 		dma_sync_single_for_cpu(dev, dma, len, DMA_FROM_DEVICE);
 }
@@ -101,7 +110,7 @@ static void nsim_rx_fill(struct nsim_rq *rq, netmem_ref netmem,
  */
 static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 					  const struct nsim_wpkt *wp,
-					  unsigned int *done)
+					  unsigned int *done, __wsum *csum)
 {
 	unsigned int hlen = NSIM_WIRE_CB(wp->skb)->hdr_len;
 	struct page_pool *pp = rq->mem.hdr_pp;
@@ -117,7 +126,7 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 	if (!netmem)
 		return NULL;
 	page = netmem_to_page(netmem);
-	nsim_rx_fill(rq, netmem, 0, wp, 0, hlen);
+	nsim_rx_fill(rq, netmem, 0, wp, 0, hlen, csum);
 	skb = napi_alloc_skb(&rq->napi, hlen);
 	if (skb)
 		skb_put_data(skb, page_address(page), hlen);
@@ -134,7 +143,7 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
  */
 static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 					  const struct nsim_wpkt *wp,
-					  unsigned int *done)
+					  unsigned int *done, __wsum *csum)
 {
 	const unsigned int headroom = NET_SKB_PAD + NET_IP_ALIGN;
 	const unsigned int room = PAGE_SIZE - headroom -
@@ -154,7 +163,7 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 		page_pool_recycle_direct_netmem(pp, netmem);
 		return NULL;
 	}
-	nsim_rx_fill(rq, netmem, headroom, wp, 0, n);
+	nsim_rx_fill(rq, netmem, headroom, wp, 0, n, csum);
 	skb = napi_build_skb(page_address(page), PAGE_SIZE);
 	if (!skb) {
 		page_pool_recycle_direct(pp, page);
@@ -172,7 +181,8 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
  * or net_iovs on a queue bound to a dma-buf (the skb becomes unreadable).
  */
 static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
-			   const struct nsim_wpkt *wp, unsigned int off)
+			   const struct nsim_wpkt *wp, unsigned int off,
+			   __wsum *csum)
 {
 	struct page_pool *pp = rq->mem.pp;
 	unsigned int n, bufs = 0;
@@ -190,7 +200,7 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			break;
 		}
 		n = min_t(unsigned int, wp->len - off, PAGE_SIZE);
-		nsim_rx_fill(rq, netmem, 0, wp, off, n);
+		nsim_rx_fill(rq, netmem, 0, wp, off, n, csum);
 		off += n;
 		bufs++;
 		skb_add_rx_frag_netmem(skb, skb_shinfo(skb)->nr_frags, netmem,
@@ -200,23 +210,59 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 	return err;
 }
 
+/* What the checksum offload tells the stack: with rx-checksumming on
+ * (@offload), what the queue's csum knob (@mode) says. The wire cannot
+ * corrupt a packet, so what is reported is right. Return: false when the
+ * packet cannot be delivered: payload in device memory that nothing
+ * verified, which the stack cannot sum - unless the knob says "none",
+ * which hands it to the stack anyway (which must refuse it).
+ */
+static bool nsim_rx_csum(struct sk_buff *skb, bool offload, u8 mode,
+			 bool l4, __wsum csum)
+{
+	if (!offload)
+		return skb_frags_readable(skb);
+	switch (mode) {
+	case NSIM_RX_CSUM_COMPLETE:
+		/* Summed from the Ethernet header on, which
+		 * eth_type_trans() has pulled since.
+		 */
+		skb->ip_summed = CHECKSUM_COMPLETE;
+		skb->csum = csum;
+		skb_postpull_rcsum(skb, eth_hdr(skb), ETH_HLEN);
+		return true;
+	case NSIM_RX_CSUM_NONE:
+		return true;
+	default:
+		if (!l4)
+			return skb_frags_readable(skb);
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		return true;
+	}
+}
+
 static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
 				     const struct nsim_wpkt *wp)
 {
 	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
 	struct net_device *dev = rq->ns->netdev;
 	netdev_features_t features = READ_ONCE(dev->features);
+	bool offload = features & NETIF_F_RXCSUM;
+	u8 mode = READ_ONCE(rq->csum);
+	__wsum wsum = 0, *csum = NULL;
 	struct sk_buff *skb;
 	unsigned int done;
 
+	if (offload && mode == NSIM_RX_CSUM_COMPLETE)
+		csum = &wsum;
 	if (READ_ONCE(rq->ns->dp.hds))
-		skb = nsim_rx_split_head(rq, wp, &done);
+		skb = nsim_rx_split_head(rq, wp, &done, csum);
 	else
-		skb = nsim_rx_whole_head(rq, wp, &done);
+		skb = nsim_rx_whole_head(rq, wp, &done, csum);
 	if (!skb)
 		return NULL;
 	skb_mark_for_recycle(skb);
-	if (nsim_rx_payload(rq, skb, wp, done)) {
+	if (nsim_rx_payload(rq, skb, wp, done, csum)) {
 		kfree_skb(skb);
 		return NULL;
 	}
@@ -226,13 +272,7 @@ static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
 	if ((features & NETIF_F_RXHASH) && cb->hash)
 		skb_set_hash(skb, cb->hash,
 			     cb->l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
-	/* The wire cannot corrupt a packet, so the checksum is good. */
-	if ((features & NETIF_F_RXCSUM) && cb->l4) {
-		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	} else if (!skb_frags_readable(skb)) {
-		/* The stack cannot checksum device memory: without rx
-		 * checksum offload such a packet cannot be delivered.
-		 */
+	if (!nsim_rx_csum(skb, offload, mode, cb->l4, wsum)) {
 		nsim_stat_add(rq, &rq->stats.devmem_drops, 1);
 		kfree_skb(skb);
 		return NULL;
@@ -241,6 +281,7 @@ static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
 	u64_stats_update_begin(&rq->stats.syncp);
 	rq->stats.packets++;
 	rq->stats.bytes += wp->len;
+	rq->stats.csum[skb->ip_summed]++;
 	u64_stats_update_end(&rq->stats.syncp);
 	return skb;
 }
@@ -655,6 +696,10 @@ void nsim_rq_read_stats(struct nsim_rq *rq, u64 *out)
 		out[NSIM_RQ_DROPS] = rq->stats.drops;
 		out[NSIM_RQ_ALLOC_FAIL] = rq->stats.alloc_fail;
 		out[NSIM_RQ_DEVMEM_DROPS] = rq->stats.devmem_drops;
+		out[NSIM_RQ_CSUM_UNNECESSARY] =
+			rq->stats.csum[CHECKSUM_UNNECESSARY];
+		out[NSIM_RQ_CSUM_COMPLETE] = rq->stats.csum[CHECKSUM_COMPLETE];
+		out[NSIM_RQ_CSUM_NONE] = rq->stats.csum[CHECKSUM_NONE];
 	} while (u64_stats_fetch_retry(&rq->stats.syncp, start));
 	out[NSIM_RQ_DROPS] += atomic64_read(&rq->ring_drops);
 }

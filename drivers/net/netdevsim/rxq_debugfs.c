@@ -13,6 +13,9 @@
  *   hold              write N: the queue takes N payload buffers out of its
  *                     pool and keeps them; write 0: give them all back;
  *                     read: how many it holds
+ *   csum              what rx checksum offload reports: unnecessary (TCP/UDP
+ *                     verified, the default), complete (CHECKSUM_COMPLETE,
+ *                     summed by the DMA engine) or none (CHECKSUM_NONE)
  *
  * and one file for the port, /sys/kernel/debug/.../ports/P/rxq/busy: how
  * many of its rx queues have work in hand (wire packets in the FIFO, or
@@ -22,6 +25,8 @@
 #include <linux/debugfs.h>
 #include <linux/rtnetlink.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <net/netdev_rx_queue.h>
 
 #include "netdevsim.h"
@@ -149,6 +154,54 @@ static const struct file_operations nsim_flag_fops = {
 	.owner = THIS_MODULE,
 };
 
+static const char * const nsim_csum_names[] = {
+	[NSIM_RX_CSUM_UNNECESSARY]	= "unnecessary",
+	[NSIM_RX_CSUM_COMPLETE]		= "complete",
+	[NSIM_RX_CSUM_NONE]		= "none",
+};
+
+static ssize_t nsim_csum_read(struct file *file, char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	struct nsim_rq *rq = file->private_data;
+	char buf[16];
+	int len;
+
+	len = scnprintf(buf, sizeof(buf), "%s\n",
+			nsim_csum_names[READ_ONCE(rq->csum)]);
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+/* Read per packet by the poll: takes effect at the next packet, bound
+ * queue or not.
+ */
+static ssize_t nsim_csum_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct nsim_rq *rq = file->private_data;
+	char buf[16];
+	int mode;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	mode = sysfs_match_string(nsim_csum_names, buf);
+	if (mode < 0)
+		return mode;
+	WRITE_ONCE(rq->csum, mode);
+	return count;
+}
+
+static const struct file_operations nsim_csum_fops = {
+	.open = simple_open,
+	.read = nsim_csum_read,
+	.write = nsim_csum_write,
+	.llseek = generic_file_llseek,
+	.owner = THIS_MODULE,
+};
+
 static int nsim_count_get(void *data, u64 *val)
 {
 	*val = atomic_read(data);
@@ -213,6 +266,8 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 				    &rq->devmem_optout, &nsim_flag_fops);
 		debugfs_create_file("hold", 0600, rq->ddir, rq,
 				    &nsim_hold_fops);
+		debugfs_create_file("csum", 0600, rq->ddir, rq,
+				    &nsim_csum_fops);
 	}
 }
 
