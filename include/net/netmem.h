@@ -122,9 +122,21 @@ static inline void net_iov_get(struct net_iov *niov)
 	atomic_long_inc(&niov->pp_ref_count);
 }
 
+#if IS_ENABLED(CONFIG_NET_DEVMEM)
 void net_iov_put(struct net_iov *niov);
 
 /* The id of the dma-buf binding @niov belongs to (bind-rx's reply). */
 u32 net_iov_binding_id(const struct net_iov *niov);
+#else
+/* Without CONFIG_NET_DEVMEM nothing makes a net_iov. */
+static inline void net_iov_put(struct net_iov *niov)
+{
+}
+
+static inline u32 net_iov_binding_id(const struct net_iov *niov)
+{
+	return 0;
+}
+#endif
 
 #endif /* _NET_NETMEM_H */

@@ -13,6 +13,7 @@ struct page_pool_nl_msg {
 	int flags;
 };
 
+#ifdef CONFIG_PAGE_POOL
 /* Pool @id as a message in @rsp: -ENOENT when @net does not see it. */
 int page_pool_nl_get_one(struct sk_buff *rsp, struct net *net, u32 id,
 			 const struct page_pool_nl_msg *msg);
@@ -20,5 +21,21 @@ int page_pool_nl_get_one(struct sk_buff *rsp, struct net *net, u32 id,
 /* Pools @net sees, from id *@next on; *@next follows what was sent. */
 int page_pool_nl_dump(struct sk_buff *skb, struct net *net,
 		      unsigned long *next, const struct page_pool_nl_msg *msg);
+#else
+/* A kernel without page pools has none to show. */
+static inline int page_pool_nl_get_one(struct sk_buff *rsp, struct net *net,
+				       u32 id,
+				       const struct page_pool_nl_msg *msg)
+{
+	return -ENOENT;
+}
+
+static inline int page_pool_nl_dump(struct sk_buff *skb, struct net *net,
+				    unsigned long *next,
+				    const struct page_pool_nl_msg *msg)
+{
+	return 0;
+}
+#endif
 
 #endif /* _NET_CORE_PAGE_POOL_USER_H */

@@ -197,3 +197,34 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	echo "replaces a base file:${clash:- none}"
 	[ -z "$clash" ]
 }
+
+# kconfig_with FRAGMENT-LINES...: tinyconfig plus the lines, resolved by
+# olddefconfig on the tree make kernel prepared; the .config in $T/kc.
+kconfig_with() {
+	local frag=$T/frag
+	printf '%s\n' CONFIG_64BIT=y CONFIG_NET=y CONFIG_INET=y CONFIG_DEBUG_FS=y "$@" >"$frag"
+	make -s -C "$KBUILD/src" O="$T/kc" tinyconfig >/dev/null
+	KCONFIG_CONFIG=$T/kc/.config "$KBUILD/src/scripts/kconfig/merge_config.sh" \
+		-m -O "$T/kc" "$T/kc/.config" "$frag" >/dev/null
+	make -s -C "$KBUILD/src" O="$T/kc" olddefconfig >/dev/null
+}
+
+@test "CONFIG_NET_DEVMEM: on exactly when dma-buf and page pools are" {
+	# neither has a prompt: SYNC_FILE selects DMA_SHARED_BUFFER, and
+	# netdevsim (patch 0001) PAGE_POOL
+	kconfig_with CONFIG_SYNC_FILE=y CONFIG_NETDEVICES=y CONFIG_NETDEVSIM=y
+	run grep -c '^CONFIG_NET_DEVMEM=y$' "$T/kc/.config"
+	[ "$output" = 1 ]
+	kconfig_with CONFIG_NETDEVICES=y CONFIG_NETDEVSIM=y
+	run grep -c '^CONFIG_PAGE_POOL=y$' "$T/kc/.config"
+	[ "$output" = 1 ]
+	run grep -c 'CONFIG_NET_DEVMEM' "$T/kc/.config"
+	[ "$output" = 0 ]
+	kconfig_with CONFIG_SYNC_FILE=y
+	run grep -c '^CONFIG_DMA_SHARED_BUFFER=y$' "$T/kc/.config"
+	[ "$output" = 1 ]
+	run grep -c 'CONFIG_PAGE_POOL=y' "$T/kc/.config"
+	[ "$output" = 0 ]
+	run grep -c 'CONFIG_NET_DEVMEM' "$T/kc/.config"
+	[ "$output" = 0 ]
+}
