@@ -40,6 +40,9 @@ setup_file() {
 	run "$NL" raw 1 s32:1=5
 	[ "$status" -eq 2 ]
 	[ "$output" = "netdev-nl: unknown attribute type 's32' (see --help)" ]
+	run "$NL" raw --bad-attr
+	[ "$status" -eq 2 ]
+	[ "$output" = "netdev-nl: raw needs a command number (see --help)" ]
 	run "$NL" bind-rx 1 0 udmabuf:4K --run
 	[ "$status" -eq 2 ]
 	[ "$output" = "netdev-nl: --run needs a command (see --help)" ]
@@ -66,4 +69,38 @@ setup_file() {
 	run "$NL" raw 1
 	[ "$status" -eq 1 ]
 	[[ $output == "Error: Invalid argument"*"(missing attribute 1)" ]]
+}
+
+# What the VM suites expect of our kernel where it follows mainline's
+# policies and permissions: page-pool ids out of the policy's range or of
+# the wrong width, a queue of a device that is down, bind-rx without
+# CAP_NET_ADMIN (refused before its attributes are looked at).
+@test "against the host's mainline kernel: page-pool id policy, a down device's queue, bind-rx's EPERM" {
+	run "$NL" dev-get
+	if [[ $output == *'has no "netdev" genetlink family'* ]]; then
+		skip "the host kernel ($(uname -r)) has no netdev family"
+	fi
+	[ "$(id -u)" -eq 0 ] || skip "needs root for a network namespace and to drop privileges"
+	for attr in u32:1=0 u64:1=0 u64:1=4294967296 u64:1=18446744073709551615; do
+		run "$NL" raw --bad-attr 5 "$attr"
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: Numerical result out of range: integer out of range (bad attribute 1)" ]
+	done
+	for attr in u8:1=1 u16:1=1 str:1=abcde str:1=abcdefghijk; do
+		run "$NL" raw --bad-attr 5 "$attr"
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: Invalid argument: invalid attribute length (bad attribute 1)" ]
+	done
+	# lo of a new network namespace is down
+	run unshare --net "$NL" queue-get 1 rx 0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: No such file or directory" ]
+	local bin=$BATS_FILE_TMPDIR/netdev-nl
+	install -m 755 "$NL" "$bin"	# the repository may not be readable
+	chmod 755 "$BATS_FILE_TMPDIR"
+	for attrs in "" u32:1=0 "u32:1=1 u8:3=1"; do
+		run setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" raw 13 $attrs
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: Operation not permitted" ]
+	done
 }

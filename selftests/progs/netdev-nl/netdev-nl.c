@@ -70,17 +70,21 @@ static void usage(FILE *f)
 "                                  DEVMEM_DMABUF_FD and DEVMEM_DMABUF_ID,\n"
 "                                  forwards signals to it and exits with its\n"
 "                                  status (128+N for signal N)\n"
-"  raw [--dump] CMD [ATTR...]      send command number CMD with attributes\n"
+"  raw [--dump] [--bad-attr] CMD [ATTR...]\n"
+"                                  send command number CMD with attributes\n"
 "                                  TYPE:NUMBER=VALUE, TYPE one of u8, u16,\n"
-"                                  u32, u64, str, flag (no =VALUE)\n"
+"                                  u32, u64, str, flag (no =VALUE);\n"
+"                                  --bad-attr: an error also names the\n"
+"                                  attribute the kernel marked bad\n"
 "\n"
 "Each reply prints as one line: the command, then NAME=VALUE for each\n"
 "attribute (attrN=0xHEX for attributes without a name here).\n"
 "\n"
 "Exit status: 0 on success; 1 when the kernel refuses the request, with\n"
 "\"Error: <strerror>: <extack message>\" on standard error (and the\n"
-"missing attribute's number, when the kernel names one); 2 on a usage\n"
-"error.\n");
+"missing attribute's number, when the kernel names one; with --bad-attr,\n"
+"\"(bad attribute N)\" for a top-level attribute of type N, else \"(bad\n"
+"attribute at offset N)\", N bytes into the request); 2 on a usage error.\n");
 }
 
 static void __attribute__((format(printf, 1, 2), noreturn))
@@ -190,13 +194,36 @@ static int attr_uint(const struct nlattr *a, unsigned long long *v)
 	return -1;
 }
 
-/* Report the kernel's error message: errno, extack text, missing attr. */
-static int report_error(const struct nlmsghdr *nlh)
+/* raw --bad-attr: name the attribute an error points at. */
+static int show_bad_attr;
+
+/* The attribute of request @r that starts @off bytes into it: its type,
+ * or -1 when none of the top-level attributes starts there.
+ */
+static int attr_at(const struct req *r, unsigned long long off)
+{
+	const char *p = (const char *)r + NLMSG_LENGTH(GENL_HDRLEN);
+	const char *end = (const char *)r + r->nlh.nlmsg_len;
+
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+
+		if (p - (const char *)r == (long long)off)
+			return a->nla_type & NLA_TYPE_MASK;
+		p += NLA_ALIGN(a->nla_len);
+	}
+	return -1;
+}
+
+/* Report the kernel's error message for request @r: errno, extack text,
+ * missing attribute (and, with --bad-attr, the bad one).
+ */
+static int report_error(const struct nlmsghdr *nlh, const struct req *r)
 {
 	const struct nlmsgerr *e = NLMSG_DATA(nlh);
 	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
 	size_t hdr = sizeof(*e);
-	unsigned long long miss;
+	unsigned long long miss, off;
 
 	if (!e->error)
 		return 0;
@@ -211,6 +238,15 @@ static int report_error(const struct nlmsghdr *nlh)
 		if (tb[NLMSGERR_ATTR_MISS_TYPE] &&
 		    !attr_uint(tb[NLMSGERR_ATTR_MISS_TYPE], &miss))
 			fprintf(stderr, " (missing attribute %llu)", miss);
+		if (show_bad_attr && tb[NLMSGERR_ATTR_OFFS] &&
+		    !attr_uint(tb[NLMSGERR_ATTR_OFFS], &off)) {
+			if (attr_at(r, off) >= 0)
+				fprintf(stderr, " (bad attribute %d)",
+					attr_at(r, off));
+			else
+				fprintf(stderr, " (bad attribute at offset %llu)",
+					off);
+		}
 	}
 	fputc('\n', stderr);
 	return e->error;
@@ -261,7 +297,7 @@ static int transact(struct nl *nl, struct req *r, print_fn print)
 			if (nlh->nlmsg_seq != nl->seq)
 				continue;
 			if (nlh->nlmsg_type == NLMSG_ERROR)
-				return report_error(nlh);
+				return report_error(nlh, r);
 			/* a dump ends with DONE (no ack follows) */
 			if (nlh->nlmsg_type == NLMSG_DONE)
 				return report_done(nlh);
@@ -839,6 +875,8 @@ int main(int argc, char **argv)
 		i = 2;
 		dump = i < argc && !strcmp(argv[i], "--dump");
 		i += dump;
+		show_bad_attr = i < argc && !strcmp(argv[i], "--bad-attr");
+		i += show_bad_attr;
 		if (i >= argc)
 			usage_error("raw needs a command number");
 		nl_open(&nl);
