@@ -14,6 +14,7 @@ test_teardown() { nsim_cleanup; }
 nl() { in_ns "$1" "$BIN/netdev-nl" "${@:2}"; }
 
 ENODEV="Error: No such device: no network device with this ifindex"
+ENOENT_DOWN="Error: No such file or directory: device is down"
 
 @test "dev-get: a dump lists exactly the namespace's devices" {
 	run nl "$NSB" dev-get
@@ -76,14 +77,30 @@ ENODEV="Error: No such device: no network device with this ifindex"
 	done
 }
 
-@test "queue-get: a device that is down has no queues in a dump, but answers a do" {
+@test "queue-get: a device that is down has no queues: not in a dump, ENOENT for a do" {
 	ip -n "$NSB" link set "$DEVB" down
 	run nl "$NSB" queue-get "$IFB"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
+	run nl "$NSB" queue-get
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "ifindex=$IFB\( \|\$\)" <<<"$output")" -eq 0 ]
+	# a do: ENOENT, the ifindex marked (mainline 6.12: ENOENT, no message)
+	run nl "$NSB" raw --bad-attr 10 "u32:2=$IFB" u32:3=0 u32:1=1
+	[ "$status" -eq 1 ]
+	[ "$output" = "$ENOENT_DOWN (bad attribute 2)" ]
+	run nl "$NSB" queue-get "$IFB" tx 1
+	[ "$status" -eq 1 ]
+	[ "$output" = "$ENOENT_DOWN" ]
+	# checked before the queue id, as mainline does
+	run nl "$NSB" queue-get "$IFB" rx 4
+	[ "$status" -eq 1 ]
+	[ "$output" = "$ENOENT_DOWN" ]
+	# up again, the queue answers
+	ip -n "$NSB" link set "$DEVB" up
 	run nl "$NSB" queue-get "$IFB" rx 1
 	[ "$status" -eq 0 ]
-	[[ $output == "queue id=1 type=rx ifindex=$IFB"* ]]
+	[[ $output == "queue id=1 type=rx ifindex=$IFB napi-id="* ]]
 }
 
 @test "queue-get: channels set the range of valid ids" {

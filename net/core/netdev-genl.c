@@ -227,6 +227,13 @@ static int netdev_nl_queue_get_one(struct sk_buff *rsp,
 			    info->attrs[NETDEV_A_QUEUE_IFINDEX], info->extack);
 	if (!dev)
 		return -ENODEV;
+	/* Mainline: a device that is down has no queues to show. */
+	if (!(dev->flags & IFF_UP)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[NETDEV_A_QUEUE_IFINDEX],
+				    "device is down");
+		return -ENOENT;
+	}
 	if (id >= netdev_nl_queue_count(dev, type)) {
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[NETDEV_A_QUEUE_ID],
