@@ -186,21 +186,46 @@ ENOENT_DOWN="Error: No such file or directory: device is down"
 	[ "$status" -eq 0 ]
 }
 
-@test "page-pool-get: ids of 4 or 8 bytes; missing or other sizes refused" {
+@test "page-pool-get: the id is a uint (4 or 8 bytes) in [1, U32_MAX], as mainline's policy" {
 	id=$(nl "$NSB" page-pool-get | grep -m1 " ifindex=$IFB " | sed 's/^page-pool id=\([0-9]*\).*/\1/')
 	run nl "$NSB" raw 5 "u64:1=$id"
 	[ "$status" -eq 0 ]
 	[[ $output == "page-pool id=$id ifindex=$IFB "* ]]
-	run nl "$NSB" raw 5 u64:1=4294967296
+	run nl "$NSB" raw 5 "u32:1=$id"
+	[ "$status" -eq 0 ]
+	[[ $output == "page-pool id=$id ifindex=$IFB "* ]]
+	# 0 and anything above U32_MAX: refused by the policy, not looked up
+	for attr in u32:1=0 u64:1=0 u64:1=4294967296 u64:1=18446744073709551615; do
+		run nl "$NSB" raw --bad-attr 5 "$attr"
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: Numerical result out of range: integer out of range (bad attribute 1)" ]
+	done
+	# the top of the range is looked up
+	run nl "$NSB" raw 5 u64:1=4294967295
 	[ "$status" -eq 1 ]
 	[ "$output" = "Error: No such file or directory: no page pool with this id" ]
-	run nl "$NSB" raw 5 u16:1=1
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Numerical result out of range: binary attribute size out of range" ]
-	run nl "$NSB" raw 5 str:1=abcde
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Invalid argument: page pool id must be 4 or 8 bytes" ]
+	# neither 4 nor 8 bytes (a string's length counts its NUL)
+	for attr in u8:1=1 u16:1=1 str:1=ab str:1=abcde str:1=abcdefghijk; do
+		run nl "$NSB" raw --bad-attr 5 "$attr"
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: Invalid argument: invalid attribute length (bad attribute 1)" ]
+	done
 	run nl "$NSB" raw 5
 	[ "$status" -eq 1 ]
 	[ "$output" = "Error: Invalid argument: page pool id is required (missing attribute 1)" ]
+}
+
+@test "page-pool-get: a dump ignores an id, but checks it as a do does (6.1: one policy)" {
+	run nl "$NSB" page-pool-get
+	[ "$status" -eq 0 ]
+	all=$output
+	[ -n "$all" ]
+	id=$(head -n1 <<<"$all" | sed 's/^page-pool id=\([0-9]*\).*/\1/')
+	run nl "$NSB" raw --dump 5 "u64:1=$id"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$all" ]
+	# an id the policy refuses is refused (mainline: no dump policy, ignored)
+	run nl "$NSB" raw --dump 5 u32:1=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Numerical result out of range: integer out of range" ]
 }

@@ -46,9 +46,34 @@ static const struct nla_policy netdev_queue_policy[NETDEV_A_QUEUE_TYPE + 1] = {
 	[NETDEV_A_QUEUE_TYPE] = NLA_POLICY_MAX(NLA_U32, NETDEV_QUEUE_TYPE_TX),
 };
 
-/* A "uint" id: 4 or 8 bytes (checked by the handler). */
+/* Mainline's page-pool id is a "uint" (4 or 8 bytes) in [1, U32_MAX]:
+ * NLA_POLICY_FULL_RANGE(NLA_UINT, ...). 6.1 has no NLA_UINT; this refuses
+ * what that policy refuses, with its errnos and messages.
+ */
+static int netdev_nl_page_pool_id_validate(const struct nlattr *attr,
+					   struct netlink_ext_ack *extack)
+{
+	u64 id;
+
+	if (nla_len(attr) == sizeof(u32)) {
+		id = nla_get_u32(attr);
+	} else if (nla_len(attr) == sizeof(u64)) {
+		id = nla_get_u64(attr);
+	} else {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "invalid attribute length");
+		return -EINVAL;
+	}
+	if (!id || id > U32_MAX) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "integer out of range");
+		return -ERANGE;
+	}
+	return 0;
+}
+
 static const struct nla_policy netdev_page_pool_policy[NETDEV_A_PAGE_POOL_ID + 1] = {
-	[NETDEV_A_PAGE_POOL_ID] = NLA_POLICY_MIN_LEN(sizeof(u32)),
+	[NETDEV_A_PAGE_POOL_ID] =
+		NLA_POLICY_VALIDATE_FN(NLA_BINARY,
+				       netdev_nl_page_pool_id_validate),
 };
 
 /* One queue of a bind-rx request. */
@@ -326,20 +351,12 @@ static int netdev_nl_page_pool_get_one(struct sk_buff *rsp,
 		.portid = info->snd_portid,
 		.seq = info->snd_seq,
 	};
-	u64 id;
+	/* The policy let through 4 or 8 bytes holding at most U32_MAX. */
+	u32 id = nla_len(attr) == sizeof(u32) ? nla_get_u32(attr) :
+						nla_get_u64(attr);
 	int err;
 
-	if (nla_len(attr) == sizeof(u32)) {
-		id = nla_get_u32(attr);
-	} else if (nla_len(attr) == sizeof(u64)) {
-		id = nla_get_u64(attr);
-	} else {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr,
-				    "page pool id must be 4 or 8 bytes");
-		return -EINVAL;
-	}
-	err = id > U32_MAX ? -ENOENT :
-	      page_pool_nl_get_one(rsp, genl_info_net(info), id, &msg);
+	err = page_pool_nl_get_one(rsp, genl_info_net(info), id, &msg);
 	if (err == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
 				    "no page pool with this id");
