@@ -19,6 +19,11 @@ test_setup() {
 test_teardown() { nsim_cleanup; }
 
 nl() { in_ns "$NSB" "$BIN/netdev-nl" "$@"; }
+# The same without CAP_NET_ADMIN.
+nl_unpriv() {
+	in_ns "$NSB" setpriv --bounding-set -net_admin --inh-caps -net_admin \
+		"$BIN/netdev-nl" "$@"
+}
 
 # hold QUEUES [SIZE]: bind a udmabuf (64M) to QUEUES of B in the
 # background; HOLD_PID, BIND_ID. Fails if the bind fails.
@@ -140,14 +145,33 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	[ -z "$output" ]
 }
 
-@test "bind-rx: ENODEV, ERANGE, EEXIST, header split off, and no privilege" {
+@test "bind-rx without CAP_NET_ADMIN: EPERM before any attribute is looked at" {
+	# genetlink refuses it (GENL_ADMIN_PERM), with no message, as mainline
+	run nl_unpriv bind-rx "$IFB" 3 udmabuf:1M
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Operation not permitted" ]
+	# malformed: nothing, ifindex 0, a one-byte fd, an unknown attribute
+	for attrs in "" u32:1=0 "u32:1=$IFB u8:3=1" "u32:1=$IFB u32:9=1"; do
+		run nl_unpriv raw 13 $attrs
+		[ "$status" -eq 1 ]
+		[ "$output" = "Error: Operation not permitted" ]
+	done
+	# CAP_NET_ADMIN over a user namespace of its own is not enough
+	run in_ns "$NSB" unshare --user --map-root-user "$BIN/netdev-nl" raw 13
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Operation not permitted" ]
+	# with the capability, the same request meets the policy
+	run nl raw 13 u32:1=0
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Numerical result out of range: integer out of range" ]
+	run bound_queues
+	[ -z "$output" ]
+}
+
+@test "bind-rx: ENODEV, ERANGE, EEXIST and header split off" {
 	refused "No such device: no network device with this ifindex" 9999 3 udmabuf:1M
 	refused "No such device: no network device with this ifindex" "$IFA" 3 udmabuf:1M
 	refused "Numerical result out of range: rx queue id is out of range" "$IFB" 4 udmabuf:1M
-	run in_ns "$NSB" setpriv --bounding-set -net_admin --inh-caps -net_admin \
-		"$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:1M
-	[ "$status" -eq 1 ]
-	[ "$output" = "Error: Operation not permitted: bind-rx needs CAP_NET_ADMIN" ]
 
 	hold 3
 	refused "File exists: rx queue is already bound to a dma-buf" "$IFB" 3 udmabuf:1M

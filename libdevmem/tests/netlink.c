@@ -72,9 +72,9 @@ static const struct answers ours = {
 	 */
 	.bind_lo = -EOPNOTSUPP,
 	.bind_lo_text = "device cannot restart rx queues, which binding needs",
-	/* netdev_nl_bind_rx_doit() */
+	/* bind-rx is GENL_ADMIN_PERM, as in mainline */
 	.bind_perm = -EPERM,
-	.bind_perm_text = "bind-rx needs CAP_NET_ADMIN",
+	.bind_perm_text = "Operation not permitted",
 	/* netdev_nl_queue_get_dumpit() through netdev_nl_dev() */
 	.dump_nodev = -ENODEV,
 	.dump_nodev_text = "no network device with this ifindex",

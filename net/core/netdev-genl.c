@@ -488,11 +488,6 @@ err_unbind:
 
 static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	/* What GENL_ADMIN_PERM checks, with a message. */
-	if (!netlink_capable(skb, CAP_NET_ADMIN)) {
-		NL_SET_ERR_MSG(info->extack, "bind-rx needs CAP_NET_ADMIN");
-		return -EPERM;
-	}
 	if (NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_IFINDEX,
 			      "ifindex is required") ||
 	    NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_FD,
@@ -530,6 +525,8 @@ static const struct genl_ops netdev_nl_ops[] = {
 		.doit = netdev_nl_bind_rx_doit,
 		.policy = netdev_bind_rx_policy,
 		.maxattr = NETDEV_A_DMABUF_FD,
+		/* CAP_NET_ADMIN, checked before the policy, as mainline */
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 
