@@ -140,19 +140,27 @@ probes() {
 # tcpext_gt NS FIELD N: that counter is above N (for wait_until).
 tcpext_gt() { [ "$(tcpext "$1" "$2")" -gt "$3" ]; }
 
+# tap_start PCAP TCPDUMP-ARGS...: tcpdump in B writing PCAP (whole
+# packets), in the background; returns once it listens. TAP_PID.
+tap_start() {
+	local pcap=$1
+	shift
+	ip netns exec "$NSB" tcpdump -nn -s 0 -w "$pcap" "$@" \
+		2>"$pcap.log" 3>&- &
+	TAP_PID=$!
+	wait_until 20 grep -q "listening on" "$pcap.log"
+}
+
 # --- the guards, each exercised while device-memory traffic flows ---------
 
 @test "a packet tap on the bound port sees headers only; the flow is intact" {
 	local pcap=$BATS_TEST_TMPDIR/tap.pcap
 	rx_start 16M
-	in_ns "$NSB" tcpdump -i "$DEVB" -nn -s 0 -c 200 -w "$pcap" \
-		"tcp dst port $PORT" 2>"$pcap.log" &
-	local tap=$!
-	wait_until 20 grep -q "listening on" "$pcap.log"
+	tap_start "$pcap" -i "$DEVB" -c 200 "tcp dst port $PORT"
 	send "$IP4B" 16M
 	rx_wait
 	summary_is_all_devmem $((16 << 20))
-	wait "$tap"
+	wait "$TAP_PID"
 	# 200 packets; those with payload were cut to their headers (at
 	# most 14 + 60 + 60 bytes) though their wire length is larger
 	run python3 - "$pcap" <<-'EOF_PY'
@@ -342,15 +350,13 @@ ip_mib() {
 			}
 		}
 	EOF_NFT
-	in_ns "$NSB" tcpdump -i nflog:1 -nn -s 0 -c 100 -w "$pcap" 2>"$pcap.log" 3>&- &
-	local tap=$!
-	wait_until 20 grep -q "listening on" "$pcap.log"
+	tap_start "$pcap" -i nflog:1 -c 100
 	rx_start 16M
 	send "$IP4B" 16M
 	rx_wait
 	summary_is_all_devmem $((16 << 20))
 	# it used to BUG() in nfnetlink_log copying device memory
-	wait "$tap"
+	wait "$TAP_PID"
 	# 100 packets; the IP packet each carries (the NFLOG record's
 	# payload TLV, type 9) has its headers (at least 40 bytes) and no
 	# more (at most 60 + 60)
