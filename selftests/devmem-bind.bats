@@ -127,6 +127,20 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	unhold
 }
 
+@test "a binding belongs to its socket: a new socket on the old one's port id keeps its binding" {
+	# Socket A binds queue 2 and closes; socket B takes A's port id the
+	# moment it is free and binds queue 3 while A's release may still
+	# wait for rtnl, which binds of 256M to queue 1 keep busy. A's
+	# release must unbind queue 2 only.
+	run nl owner-race "$IFB" 2 3 1 "${OWNER_RACE_ROUNDS:-$(on_debug 100 300)}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output =~ rounds=${OWNER_RACE_ROUNDS:-300}\ reused=([0-9]+)\ lost=0$ ]]
+	# B bound (the race was run)
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ -z "$(bound_queues)" ]
+}
+
 @test "bind-rx: malformed requests: EINVAL with the missing attribute named" {
 	run nl raw 13 u32:3=0
 	[ "$status" -eq 1 ]

@@ -38,6 +38,7 @@
 #include <net/netmem.h>
 #include <net/page_pool.h>
 #include <net/page_pool_mp.h>
+#include <net/sock.h>
 #include <uapi/linux/netdev.h>
 
 #include "devmem.h"
@@ -62,8 +63,8 @@ struct net_devmem_dmabuf_binding {
 	struct net_device *dev;		/* NULL once the device is gone */
 	struct xarray bound_rxqs;	/* queue index -> rxq */
 	u32 id;				/* 0 until published */
-	struct net *owner_net;		/* compared, never dereferenced */
-	u32 owner_portid;
+	struct sock *owner;		/* held; NULL until published */
+	u32 owner_portid;		/* narrows the release walk */
 	refcount_t ref;
 
 	spinlock_t free_lock;		/* protects free_list */
@@ -308,13 +309,14 @@ int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 }
 
 int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
-		       struct net *net, u32 portid)
+		       struct sock *owner, u32 portid)
 {
-	binding->owner_net = net;
-	binding->owner_portid = portid;
 	if (xa_alloc_cyclic(&net_devmem_bindings, &binding->id, binding,
 			    xa_limit_32b, &net_devmem_next_id, GFP_KERNEL) < 0)
 		return -ENOMEM;
+	sock_hold(owner);
+	binding->owner = owner;
+	binding->owner_portid = portid;
 	atomic_inc(&net_devmem_published);
 	return 0;
 }
@@ -356,6 +358,8 @@ void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 	if (binding->id) {
 		xa_erase(&net_devmem_bindings, binding->id);
 		atomic_dec(&net_devmem_published);
+		sock_put(binding->owner);
+		binding->owner = NULL;
 	}
 	net_devmem_binding_put(binding);
 }
@@ -446,7 +450,19 @@ static const struct memory_provider_ops net_devmem_mp_ops = {
 
 /* --- owners and devices going away --------------------------------------- */
 
-/* The netlink socket that bound closed (or its process exited). */
+/* A generic netlink socket closed. netlink_release() gives its port id
+ * back before it calls us, and we may wait for rtnl, so by now another
+ * socket can hold the same port id and have bound through it. The owner
+ * we want is the released one: orphaned (SOCK_DEAD) before the notifier.
+ */
+static bool net_devmem_owner_released(const struct net_devmem_dmabuf_binding *binding,
+				      const struct netlink_notify *n)
+{
+	return binding->owner_portid == n->portid &&
+	       net_eq(sock_net(binding->owner), n->net) &&
+	       sock_flag(binding->owner, SOCK_DEAD);
+}
+
 static int net_devmem_netlink_event(struct notifier_block *nb,
 				    unsigned long event, void *ptr)
 {
@@ -459,8 +475,7 @@ static int net_devmem_netlink_event(struct notifier_block *nb,
 		return NOTIFY_DONE;
 	rtnl_lock();
 	xa_for_each(&net_devmem_bindings, id, binding) {
-		if (binding->owner_portid == n->portid &&
-		    binding->owner_net == n->net)
+		if (net_devmem_owner_released(binding, n))
 			net_devmem_unbind_dmabuf(binding);
 	}
 	rtnl_unlock();

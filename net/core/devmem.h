@@ -10,11 +10,11 @@
 #include <linux/netlink.h>
 #include <linux/types.h>
 
-struct net;
 struct net_device;
 struct netdev_rx_queue;
 struct netlink_ext_ack;
 struct net_devmem_dmabuf_binding;
+struct sock;
 
 #if IS_ENABLED(CONFIG_NET_DEVMEM)
 
@@ -27,11 +27,11 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 				    u32 idx, struct netlink_ext_ack *extack);
 
-/* Give the binding its id and its owner, the netlink socket @portid of
- * @net: it lives until that socket closes.
+/* Give the binding its id and its owner, netlink socket @owner (port id
+ * @portid), which the binding holds: it lives until that socket closes.
  */
 int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
-		       struct net *net, u32 portid);
+		       struct sock *owner, u32 portid);
 
 u32 net_devmem_binding_id(const struct net_devmem_dmabuf_binding *binding);
 
@@ -63,7 +63,7 @@ net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 
 static inline int
 net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
-		   struct net *net, u32 portid)
+		   struct sock *owner, u32 portid)
 {
 	return -EOPNOTSUPP;
 }

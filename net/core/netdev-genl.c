@@ -463,7 +463,10 @@ static int netdev_nl_bind_rx_one(struct sk_buff *rsp, struct genl_info *info)
 	err = netdev_nl_bind_queues(binding, info);
 	if (err)
 		goto err_unbind;
-	err = net_devmem_publish(binding, genl_info_net(info),
+	/* The sender's socket owns it (its port id may be reused before
+	 * its release is noticed).
+	 */
+	err = net_devmem_publish(binding, info->user_ptr[0],
 				 info->snd_portid);
 	if (err)
 		goto err_unbind;
@@ -495,6 +498,7 @@ static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
 	    NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_QUEUES,
 			      "at least one queue is required"))
 		return -EINVAL;
+	info->user_ptr[0] = NETLINK_CB(skb).sk;
 	return netdev_nl_reply(info, netdev_nl_bind_rx_one);
 }
 

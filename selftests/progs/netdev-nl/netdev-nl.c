@@ -70,6 +70,17 @@ static void usage(FILE *f)
 "                                  DEVMEM_DMABUF_FD and DEVMEM_DMABUF_ID,\n"
 "                                  forwards signals to it and exits with its\n"
 "                                  status (128+N for signal N)\n"
+"  owner-race IFINDEX QA QB QBUSY ROUNDS\n"
+"                                  ROUNDS times: socket A binds rx queue QA\n"
+"                                  and closes while socket B, as soon as\n"
+"                                  A's port id is free, takes it and binds\n"
+"                                  QB, with rtnl kept busy (a third socket\n"
+"                                  binds 256M to QBUSY and closes, over and\n"
+"                                  over); checks that A's\n"
+"                                  close unbinds QA and never QB, and that\n"
+"                                  B's close unbinds QB; prints rounds=,\n"
+"                                  reused= (rounds where B's bind worked)\n"
+"                                  and lost= (B's bindings torn down by A)\n"
 "  raw [--dump] [--bad-attr] CMD [ATTR...]\n"
 "                                  send command number CMD with attributes\n"
 "                                  TYPE:NUMBER=VALUE, TYPE one of u8, u16,\n"
@@ -438,6 +449,16 @@ static void print_msg(const struct nlmsghdr *nlh)
 		p += NLA_ALIGN(a->nla_len);
 	}
 	putchar('\n');
+}
+
+/* Note the id of a bind-rx reply without printing it. */
+static void grab_bound_id(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[NETDEV_A_DMABUF_MAX + 1];
+
+	if (!parse_attrs(nlh, GENL_HDRLEN, tb, NETDEV_A_DMABUF_MAX) &&
+	    tb[NETDEV_A_DMABUF_ID])
+		attr_uint(tb[NETDEV_A_DMABUF_ID], &bound_id);
 }
 
 static unsigned long long parse_num(const char *s, unsigned long long max,
@@ -817,6 +838,217 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 	return 0;
 }
 
+/* --- owner-race ---------------------------------------------------------- */
+
+static unsigned long long seen_dmabuf;
+
+static void grab_dmabuf(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *tb[NETDEV_A_QUEUE_MAX + 1];
+
+	if (!parse_attrs(nlh, GENL_HDRLEN, tb, NETDEV_A_QUEUE_MAX) &&
+	    tb[NETDEV_A_QUEUE_DMABUF])
+		attr_uint(tb[NETDEV_A_QUEUE_DMABUF], &seen_dmabuf);
+}
+
+/* The id of the binding on rx queue @q of @ifindex (0: none). */
+static unsigned long long queue_binding(struct nl *nl, uint32_t ifindex,
+					uint32_t q)
+{
+	static struct req r;
+
+	req_init(&r, nl->family, NETDEV_CMD_QUEUE_GET, 0);
+	put_u32(&r, NETDEV_A_QUEUE_IFINDEX, ifindex);
+	put_u32(&r, NETDEV_A_QUEUE_TYPE, NETDEV_QUEUE_TYPE_RX);
+	put_u32(&r, NETDEV_A_QUEUE_ID, q);
+	seen_dmabuf = 0;
+	if (transact(nl, &r, grab_dmabuf))
+		exit(1);
+	return seen_dmabuf;
+}
+
+/* bind-rx of queue @q through @nl: the binding's id, or -errno. */
+static long long bind_one(struct nl *nl, uint32_t ifindex, uint32_t q,
+			  int dmabuf)
+{
+	static struct req r;
+	int err;
+
+	req_init(&r, nl->family, NETDEV_CMD_BIND_RX, 0);
+	put_u32(&r, NETDEV_A_DMABUF_IFINDEX, ifindex);
+	put_u32(&r, NETDEV_A_DMABUF_FD, dmabuf);
+	put_queue(&r, q, NETDEV_QUEUE_TYPE_RX);
+	bound_id = 0;
+	err = transact(nl, &r, grab_bound_id);
+	return err ? err : (long long)bound_id;
+}
+
+static void xpipe(int p[2])
+{
+	if (pipe(p) < 0)
+		sys_fatal("pipe");
+}
+
+static void xread(int fd, void *buf, size_t len)
+{
+	if (read(fd, buf, len) != (ssize_t)len)
+		sys_fatal("read from a pipe");
+}
+
+static void xwrite(int fd, const void *buf, size_t len)
+{
+	if (write(fd, buf, len) != (ssize_t)len)
+		sys_fatal("write to a pipe");
+}
+
+/* Socket B: wait for port id @portid to be free, take it, bind queue @q,
+ * report the id (or -errno) on @res and hold it until @go says so.
+ */
+static void __attribute__((noreturn))
+race_b(uint16_t family, uint32_t portid, uint32_t ifindex, uint32_t q,
+       int ready, int res, int go)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_pid = portid };
+	static struct nl nl;
+	int dmabuf = udmabuf_create(4 << 20), one = 1;
+	long long id;
+	char c = 0;
+
+	xwrite(ready, &c, 1);
+	for (;;) {
+		nl.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+			       NETLINK_GENERIC);
+		if (nl.fd < 0)
+			sys_fatal("socket");
+		if (!bind(nl.fd, (struct sockaddr *)&sa, sizeof(sa)))
+			break;
+		if (errno != EADDRINUSE)
+			sys_fatal("bind");
+		close(nl.fd);
+	}
+	setsockopt(nl.fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl.fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl.family = family;
+	id = bind_one(&nl, ifindex, q, dmabuf);
+	xwrite(res, &id, sizeof(id));
+	xread(go, &c, 1);
+	_exit(0);
+}
+
+static int owner_race(int argc, char **argv)
+{
+	uint32_t ifindex, qa, qb, qbusy, rounds, i;
+	unsigned long long reused = 0, lost = 0, bad = 0, got;
+	struct sockaddr_nl sa;
+	socklen_t salen;
+	static struct nl a, check;
+	int ready[2], res[2], go[2], dmabuf, status;
+	pid_t busy, b;
+	long long id_a, id_b;
+	char c = 0;
+
+	if (argc != 7)
+		usage_error("owner-race needs IFINDEX QA QB QBUSY ROUNDS");
+	ifindex = parse_num(argv[2], UINT32_MAX, "ifindex");
+	qa = parse_num(argv[3], UINT32_MAX, "queue");
+	qb = parse_num(argv[4], UINT32_MAX, "queue");
+	qbusy = parse_num(argv[5], UINT32_MAX, "queue");
+	rounds = parse_num(argv[6], 100000, "rounds");
+	if (qa == qb || qa == qbusy || qb == qbusy)
+		usage_error("QA, QB and QBUSY must differ");
+	nl_open(&check);
+
+	/* Keep rtnl busy, so that a closing socket's release waits for it:
+	 * binding (and unbinding) a large dma-buf holds it while it maps
+	 * and slices the buffer.
+	 */
+	busy = fork();
+	if (busy < 0)
+		sys_fatal("fork");
+	if (!busy) {
+		static struct nl own;
+
+		dmabuf = udmabuf_create(256 << 20);
+		for (;;) {
+			nl_open(&own);
+			if (bind_one(&own, ifindex, qbusy, dmabuf) < 0)
+				exit(1);
+			close(own.fd);
+		}
+	}
+
+	dmabuf = udmabuf_create(4 << 20);
+	for (i = 1; i <= rounds; i++) {
+		nl_open(&a);
+		salen = sizeof(sa);
+		if (getsockname(a.fd, (struct sockaddr *)&sa, &salen) < 0)
+			sys_fatal("getsockname");
+		id_a = bind_one(&a, ifindex, qa, dmabuf);
+		if (id_a < 0) {
+			fprintf(stderr, "round %u: socket A's bind-rx failed\n", i);
+			bad++;
+			close(a.fd);
+			break;
+		}
+		xpipe(ready);
+		xpipe(res);
+		xpipe(go);
+		b = fork();
+		if (b < 0)
+			sys_fatal("fork");
+		if (!b) {
+			close(a.fd);
+			close(dmabuf);
+			race_b(a.family, sa.nl_pid, ifindex, qb, ready[1],
+			       res[1], go[0]);
+		}
+		xread(ready[0], &c, 1);
+		close(a.fd);
+		xread(res[0], &id_b, sizeof(id_b));
+
+		got = queue_binding(&check, ifindex, qa);
+		if (got) {
+			fprintf(stderr, "round %u: queue %u still has binding %llu after its socket closed\n",
+				i, qa, got);
+			bad++;
+		}
+		if (id_b > 0) {
+			reused++;
+			got = queue_binding(&check, ifindex, qb);
+			if (got != (unsigned long long)id_b) {
+				fprintf(stderr, "round %u: binding %lld of the socket that took port id %u is gone (queue %u: %llu) after the port id's old socket closed\n",
+					i, id_b, sa.nl_pid, qb, got);
+				lost++;
+			}
+		}
+		xwrite(go[1], &c, 1);
+		while (waitpid(b, &status, 0) < 0)
+			if (errno != EINTR)
+				sys_fatal("waitpid");
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+		got = queue_binding(&check, ifindex, qb);
+		if (got) {
+			fprintf(stderr, "round %u: queue %u still has binding %llu after its socket closed\n",
+				i, qb, got);
+			bad++;
+		}
+		close(ready[0]);
+		close(ready[1]);
+		close(res[0]);
+		close(res[1]);
+		close(go[0]);
+		close(go[1]);
+		if (bad)
+			break;
+	}
+	kill(busy, SIGKILL);
+	waitpid(busy, NULL, 0);
+	printf("rounds=%u reused=%llu lost=%llu\n", i > rounds ? rounds : i,
+	       reused, lost);
+	return lost || bad ? 1 : 0;
+}
+
 /* CMD [KEY]: the object KEY names (attribute ATTR), or a dump of all. */
 static void get_one_or_all(struct nl *nl, struct req *r, int argc,
 			   char **argv, uint8_t cmd, uint16_t attr,
@@ -871,6 +1103,8 @@ int main(int argc, char **argv)
 			       NETDEV_A_PAGE_POOL_ID, "page pool id");
 	} else if (!strcmp(cmd, "bind-rx")) {
 		return bind_rx(&nl, &r, argc, argv);
+	} else if (!strcmp(cmd, "owner-race")) {
+		return owner_race(argc, argv);
 	} else if (!strcmp(cmd, "raw")) {
 		i = 2;
 		dump = i < argc && !strcmp(argv[i], "--dump");
