@@ -109,3 +109,37 @@ scan() { run "$SCAN" <<<"$1"; }
 	[ "$status" -eq 2 ]
 	[ "$output" = "marker not found" ]
 }
+
+@test "an announced report is not counted; others, and a second one, are" {
+	log="[ 1.0] devmem-selftest: expect WARNING at page_pool_release_page
+[ 1.1] page_pool: release of a memory provider's buffer refused
+[ 1.2] WARNING: CPU: 0 PID: 9 at net/core/page_pool.c:533 page_pool_release_page+0x1/0x2
+[ 1.3] devmem-selftest: expect end"
+	run "$SCAN" <<<"$log"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# another function, or another kind, in the window still counts
+	run "$SCAN" <<<"${log/page_pool_release_page+/other_fn+}"
+	[ "$status" -eq 1 ]
+	[ "$output" = "WARNING: WARNING: CPU: 0 PID: 9 at net/core/page_pool.c:533 other_fn+0x1/0x2" ]
+	run "$SCAN" <<<"${log/WARNING: CPU/BUG: KASAN: use-after-free in page_pool_release_page CPU}"
+	[ "$status" -eq 1 ]
+	[[ $output == "KASAN: BUG: KASAN: use-after-free in page_pool_release_page"* ]]
+	# a second one in the window counts
+	run "$SCAN" <<<"$log
+[ 1.4] devmem-selftest: expect WARNING at page_pool_release_page
+[ 1.5] WARNING: CPU: 0 PID: 9 at a.c:1 page_pool_release_page+0x1/0x2
+[ 1.6] WARNING: CPU: 0 PID: 9 at a.c:1 page_pool_release_page+0x1/0x2
+[ 1.7] devmem-selftest: expect end"
+	[ "$status" -eq 1 ]
+	[ "$output" = "WARNING: WARNING: CPU: 0 PID: 9 at a.c:1 page_pool_release_page+0x1/0x2" ]
+	# after the window, the same report counts
+	run "$SCAN" <<<"$log
+[ 2.0] WARNING: CPU: 0 PID: 9 at net/core/page_pool.c:533 page_pool_release_page+0x1/0x2"
+	[ "$status" -eq 1 ]
+	# a new test's marker closes a window its predecessor left open
+	run "$SCAN" --after "x.bats #2" <<<"[ 1.0] devmem-selftest: expect WARNING at f
+[ 2.0] devmem-selftest: begin x.bats #2
+[ 2.1] WARNING: CPU: 0 PID: 9 at a.c:1 f+0x1/0x2"
+	[ "$status" -eq 1 ]
+}

@@ -46,6 +46,12 @@ kmsg_check() {
 	return 1
 }
 
+# kmsg_expect KIND FUNCTION ... kmsg_expect_end: the test provokes one
+# report on purpose in between (e.g. WARNING page_pool_release_page): the
+# scanner lets the first KIND report naming FUNCTION pass (scan-log).
+kmsg_expect() { echo "devmem-selftest: expect $1 at $2" >/dev/kmsg; }
+kmsg_expect_end() { echo "devmem-selftest: expect end" >/dev/kmsg; }
+
 # True when kmemleak tracks allocations: the kernel has it and was not
 # booted with kmemleak=off (selftests/vm/run --no-kmemleak).
 kmemleak_active() {
