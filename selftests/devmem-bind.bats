@@ -374,6 +374,34 @@ kernel_mem() { awk '/^(Slab|VmallocUsed):/ { t += $2 } END { print t }' /proc/me
 	wait_until 20 no_pools_of "$BIND_ID"
 }
 
+@test "a driver cannot take a device-memory buffer out of its pool as a page: refused once, loudly, nothing lost" {
+	# host memory first: two of four held pages leave the pool for good
+	echo 4 >"$DFSB/rxq/2/hold"
+	echo 2 >"$DFSB/rxq/2/unpool"
+	[ "$(<"$DFSB/rxq/2/unpool")" = 2 ]
+	[ "$(<"$DFSB/rxq/2/hold")" = 2 ]
+	echo 0 >"$DFSB/rxq/2/hold"
+
+	hold 3
+	echo 4 >"$DFSB/rxq/3/hold"
+	kmsg_expect WARNING page_pool_release_page
+	echo 4 >"$DFSB/rxq/3/unpool"
+	kmsg_expect_end
+	# the pool refused: the net_iovs stay held, still counted in flight
+	[ "$(<"$DFSB/rxq/3/unpool")" = 0 ]
+	[ "$(<"$DFSB/rxq/3/hold")" = 4 ]
+	run kmsg_since_mark
+	[ "$(grep -c "page_pool: release of a memory provider's buffer refused" <<<"$output")" -eq 1 ]
+	[ "$(grep -c "^.*WARNING: .* page_pool_release_page+" <<<"$output")" -eq 1 ]
+	run pools_of "$BIND_ID"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} =~ \ inflight=4\ inflight-mem=16384\ dmabuf=$BIND_ID$ ]]
+	# given back the normal way, they go home and the binding can go
+	echo 0 >"$DFSB/rxq/3/hold"
+	unhold
+	wait_until 20 no_pools_of "$BIND_ID"
+}
+
 @test "a 1 GiB udmabuf binds; metadata is at most 48 bytes per 4 KiB buffer" {
 	# the guest boots with udmabuf.size_limit_mb=2048 (selftests/vm/run)
 	run nl bind-rx "$IFB" 3 udmabuf:1G --stats

@@ -101,6 +101,7 @@ struct nsim_rq {
 	atomic_t drop_next;		/* drop this many packets */
 	struct page *held[NSIM_HOLD_MAX];	/* buffers the "NIC" keeps */
 	unsigned int nheld;
+	unsigned int nunpooled;		/* held buffers that left their pool */
 	struct dentry *ddir;
 };
 
@@ -224,6 +225,7 @@ void nsim_rq_close_range(struct netdevsim *ns, unsigned int from,
 void nsim_rq_release_held(struct nsim_rq *rq);
 void nsim_rq_read_stats(struct nsim_rq *rq, u64 *out);
 int nsim_rq_hold(struct nsim_rq *rq, unsigned int n);
+unsigned int nsim_rq_unpool_held(struct nsim_rq *rq, unsigned int n);
 void nsim_dp_get_stats64(struct net_device *dev,
 			 struct rtnl_link_stats64 *stats);
 extern const struct netdev_queue_mgmt_ops nsim_queue_mgmt_ops;

@@ -629,6 +629,34 @@ void nsim_rq_release_held(struct nsim_rq *rq)
 	}
 }
 
+/* Take up to @n held buffers out of their pool for good, the way a driver
+ * that recycles pages itself does: page_pool_release_page(), then
+ * put_page(). A memory provider's buffer is not a page: its pool refuses
+ * to release it (and warns), it still belongs to the pool and stays held.
+ * Returns how many left the pool. Under rtnl.
+ */
+unsigned int nsim_rq_unpool_held(struct nsim_rq *rq, unsigned int n)
+{
+	unsigned int i, kept = 0, released = 0;
+	struct page *page;
+
+	for (i = 0; i < rq->nheld; i++) {
+		page = rq->held[i];
+		if (n) {
+			n--;
+			page_pool_release_page(page->pp, page);
+			if (!page->pp) {
+				put_page(page);
+				released++;
+				continue;
+			}
+		}
+		rq->held[kept++] = page;
+	}
+	rq->nheld = kept;
+	return released;
+}
+
 /* --- set-up and statistics ---------------------------------------------- */
 
 int nsim_dp_init(struct netdevsim *ns)

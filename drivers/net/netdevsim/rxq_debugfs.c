@@ -13,6 +13,10 @@
  *   hold              write N: the queue takes N payload buffers out of its
  *                     pool and keeps them; write 0: give them all back;
  *                     read: how many it holds
+ *   unpool            write N: N of the held buffers leave their pool for
+ *                     good (page_pool_release_page(), then put_page());
+ *                     a pool refuses for a memory provider's buffers,
+ *                     which stay held; read: how many left their pools
  *   csum              what rx checksum offload reports: unnecessary (TCP/UDP
  *                     verified, the default), complete (CHECKSUM_COMPLETE,
  *                     summed by the DMA engine) or none (CHECKSUM_NONE)
@@ -111,6 +115,45 @@ static ssize_t nsim_hold_write(struct file *file, const char __user *ubuf,
 	rtnl_unlock();
 	return err ? err : count;
 }
+
+static ssize_t nsim_unpool_read(struct file *file, char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	struct nsim_rq *rq = file->private_data;
+	char buf[16];
+	int len;
+
+	len = scnprintf(buf, sizeof(buf), "%u\n", READ_ONCE(rq->nunpooled));
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static ssize_t nsim_unpool_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct nsim_rq *rq = file->private_data;
+	unsigned int n;
+	int err;
+
+	err = kstrtouint_from_user(ubuf, count, 0, &n);
+	if (err)
+		return err;
+	if (n > NSIM_HOLD_MAX)
+		return -EINVAL;
+	err = nsim_knob_lock(rq);
+	if (err)
+		return err;
+	WRITE_ONCE(rq->nunpooled, rq->nunpooled + nsim_rq_unpool_held(rq, n));
+	rtnl_unlock();
+	return count;
+}
+
+static const struct file_operations nsim_unpool_fops = {
+	.open = simple_open,
+	.read = nsim_unpool_read,
+	.write = nsim_unpool_write,
+	.llseek = generic_file_llseek,
+	.owner = THIS_MODULE,
+};
 
 static const struct file_operations nsim_hold_fops = {
 	.open = simple_open,
@@ -266,6 +309,8 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 				    &rq->devmem_optout, &nsim_flag_fops);
 		debugfs_create_file("hold", 0600, rq->ddir, rq,
 				    &nsim_hold_fops);
+		debugfs_create_file("unpool", 0600, rq->ddir, rq,
+				    &nsim_unpool_fops);
 		debugfs_create_file("csum", 0600, rq->ddir, rq,
 				    &nsim_csum_fops);
 	}
