@@ -132,10 +132,11 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	# moment it is free and binds queue 3 while A's release may still
 	# wait for rtnl, which binds of 256M to queue 1 keep busy. A's
 	# release must unbind queue 2 only.
-	run nl owner-race "$IFB" 2 3 1 "${OWNER_RACE_ROUNDS:-$(on_debug 100 300)}"
+	local rounds=${OWNER_RACE_ROUNDS:-$(on_debug 100 300)}
+	run nl owner-race "$IFB" 2 3 1 "$rounds"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ $output =~ rounds=${OWNER_RACE_ROUNDS:-300}\ reused=([0-9]+)\ lost=0$ ]]
+	[[ $output =~ rounds=$rounds\ reused=([0-9]+)\ lost=0$ ]]
 	# B bound (the race was run)
 	[ "${BASH_REMATCH[1]}" -gt 0 ]
 	[ -z "$(bound_queues)" ]
