@@ -1,0 +1,122 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Bounded fuzzers of the device-memory user interfaces, each with a fixed
+# seed and count, so that every run sends the same inputs:
+#
+# * fuzz-netlink: random requests (commands, flags, header fields,
+#   attribute types, lengths and nesting) to every command of the netdev
+#   family, do and dump, and to ethtool's rings and channels commands,
+#   bind-rx of real udmabufs to random queue lists among them. What the
+#   request alone decides (skipped, acked, refused by genetlink) must be
+#   exactly that; what reaches a handler must succeed or fail with one of
+#   that command's errnos; every reply must be well formed, and closing a
+#   socket must undo its bindings.
+# * fuzz-sockopt: recvmsg(MSG_SOCK_DEVMEM) with random control and data
+#   buffer sizes and flags, SO_DEVMEM_DONTNEED with random ranges,
+#   lengths and unreadable buffers, on a socket receiving a devmem flow
+#   and on sockets without tokens; every result is the documented one,
+#   every DONTNEED frees exactly the tokens it names and every byte is
+#   the test pattern.
+#
+# The counts these tests compare exactly are those the seed alone
+# decides; the programs draw their random numbers independently of the
+# kernel's answers. Pass: exit 0 and no kernel report (lib/vm checks the
+# log after each test). Replay a failure with the seed and iteration
+# count the program prints, e.g.
+#   ip netns exec nsb build/bin/fuzz-netlink --seed 1 --iterations N ...
+
+load lib/vm
+load lib/nsim
+load lib/devmem
+
+NL_ITER=10000
+SO_ITER=3000
+
+test_setup() { devmem_setup; }
+test_teardown() { nsim_cleanup; }
+
+@test "fuzz-netlink: $NL_ITER random netdev and ethtool requests: exact refusals, documented errnos, well-formed replies, no binding left" {
+	run in_ns "$NSB" "$BIN/fuzz-netlink" --seed 1 --iterations "$NL_ITER" \
+		--ifindex "$IFB" --ifname "$DEVB"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "fuzz-netlink: seed 1 iterations $NL_ITER" ]
+	# the seed alone decides these
+	[ "${lines[1]}" = "fuzz-netlink: $NL_ITER requests (2559 ethtool, 3213 dumps) on 402 sockets; by the request alone: 516 skipped, 189 acked, 3623 refused, 5672 to handlers" ]
+	local re='^fuzz-netlink: to handlers \(succeeded\): dev-get 775 \(([0-9]+)\), queue-get 753 \(([0-9]+)\), page-pool-get 839 \(([0-9]+)\), bind-rx 1415 \(([0-9]+)\), rings-get 587 \(([0-9]+)\), rings-set 335 \(([0-9]+)\), channels-get 580 \(([0-9]+)\), channels-set 388 \(([0-9]+)\)$'
+	[[ ${lines[2]} =~ $re ]]
+	# each command both succeeded and failed
+	local i
+	for i in 1 2 3 4 5 6 7 8; do
+		[ "${BASH_REMATCH[i]}" -gt 0 ]
+	done
+	[[ ${lines[3]} =~ \;\ bind-rx\ [0-9]+\ tried,\ ([0-9]+)\ bound\; ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "${lines[4]}" = "fuzz-netlink: pass" ]
+	# what the kernel shows afterwards: no queue bound, no pool of a dma-buf
+	run in_ns "$NSB" "$BIN/netdev-nl" queue-get
+	[ "$status" -eq 0 ]
+	[[ $output != *dmabuf=* ]]
+	run in_ns "$NSB" "$BIN/netdev-nl" page-pool-get
+	[ "$status" -eq 0 ]
+	[[ $output != *dmabuf=* ]]
+}
+
+# sockopt_run BYTES ARGS...: fuzz-sockopt ARGS under bind-rx of a 64M
+# udmabuf to queue 3 of B, BYTES of the pattern sent to it from A. The
+# receiver's output in $output and lines (the first is bind-rx's id line),
+# its status in $status, the sender's in $send_status, the binding's id
+# in $bind_id.
+sockopt_run() {
+	local bytes=$1 out=$BATS_TEST_TMPDIR/fuzz-sockopt
+	shift
+	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:64M \
+		--run "$BIN/fuzz-sockopt" -p "$PORT" -n "$bytes" -r "$out.ready" \
+		"$@" >"$out" 2>&1 &
+	local pid=$!
+	wait_until 30 test -e "$out.ready"
+	send_status=0 status=0
+	send "$IP4B" "$bytes" || send_status=$?
+	wait "$pid" || status=$?
+	output=$(<"$out")
+	mapfile -t lines <"$out"
+	printf '%s\n' "$output"
+	bind_id=
+	if [[ ${lines[0]} =~ ^bind-rx\ id=([0-9]+)$ ]]; then
+		bind_id=${BASH_REMATCH[1]}
+	fi
+}
+
+@test "fuzz-sockopt: $SO_ITER random recvmsg and SO_DEVMEM_DONTNEED calls on a devmem flow: documented results, exact frees, every byte and token back" {
+	sockopt_run 32M --seed 1 --iterations "$SO_ITER"
+	[ "$status" -eq 0 ]
+	[ "$send_status" -eq 0 ]
+	[ -n "$bind_id" ]
+	[ "${lines[1]}" = "fuzz-sockopt: seed 1 iterations $SO_ITER" ]
+	[[ ${lines[2]} == "fuzz-sockopt: $SO_ITER iterations: recvmsg 1394 ("* ]]
+	# the seed alone decides these
+	[ "${lines[3]}" = "fuzz-sockopt: errqueue 67 (ok 0, EAGAIN 67) oob 44 (ok 0, EINVAL 44)" ]
+	[ "${lines[4]}" = "fuzz-sockopt: dontneed 1047 (ok 525, EFAULT 122, EINVAL 400) plain-dontneed 448 (ok 115, EBADF 178, EFAULT 46, EINVAL 109)" ]
+	[ "${lines[5]}" = "fuzz-sockopt: plain sockets freed 0 tokens in 115 calls" ]
+	[[ ${lines[6]} =~ ^fuzz-sockopt:\ received\ 33554432\ bytes:\ linear\ [0-9]+,\ dmabuf\ ([0-9]+)\ in\ [0-9]+\ frags\;\ tokens\ handed\ out\ ([0-9]+),\ returned\ ([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "${BASH_REMATCH[2]}" -gt 0 ]
+	[ "${BASH_REMATCH[2]}" -eq "${BASH_REMATCH[3]}" ]
+	[ "${lines[7]}" = "fuzz-sockopt: pass" ]
+	# every buffer came back: the binding's pools are gone
+	wait_until 30 no_pools_of "$bind_id"
+	nsim_leak_check
+}
+
+# The minimal case of what the fuzzer met first: a DONTNEED range that
+# starts at token 0 must not make 0 a token (tokens are 1 to 2^31 - 1,
+# lowest free first; docs/design.md 1.3).
+@test "SO_DEVMEM_DONTNEED of a range from token 0: token 1 freed, the next token is 1 again, never 0" {
+	sockopt_run 1M --token-zero
+	[ "${lines[2]}" = "fuzz-sockopt: token-zero: first token 1; DONTNEED {0, 2} freed 1; next token 1" ]
+	[ "$status" -eq 0 ]
+	[ "$send_status" -eq 0 ]
+	[ "${lines[-1]}" = "fuzz-sockopt: pass" ]
+	wait_until 30 no_pools_of "$bind_id"
+}
