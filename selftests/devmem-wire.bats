@@ -105,6 +105,7 @@ wire_run() {
 	fi
 	rx_wait
 	mib_snap
+	echo "B lost: TCPBacklogDrop $(delta TcpExt.TCPBacklogDrop), TCPRcvQDrop $(delta TcpExt.TCPRcvQDrop)"
 }
 
 # delta NAME: how much counter NAME (e.g. TcpExt.TCPMD5Unexpected) moved.
@@ -126,6 +127,21 @@ counter_is() {
 	got=$(delta "$1")
 	echo "$1: moved $got, sent $want ($2)"
 	[ "$got" -eq "$want" ]
+}
+
+# counter_lossy NAME FIELD: for a drop TCP counts after the socket's
+# backlog (PAWS, zero window): counter NAME moved by tx_sum FIELD less at
+# most what the backlog dropped (TCPBacklogDrop: the receiver held its
+# socket while a burst came, which timing decides). Checksum, MD5 and
+# reassembly counts come before the backlog and are exact.
+counter_lossy() {
+	local want got lost
+	want=$(tx_sum "$2")
+	got=$(delta "$1")
+	lost=$(delta TcpExt.TCPBacklogDrop)
+	echo "$1: moved $got, sent $want ($2), backlog drops $lost"
+	[ "$got" -le "$want" ]
+	[ $((got + lost)) -ge "$want" ]
 }
 
 # conn_is I END: connection I delivered exactly the bytes the generator
@@ -160,9 +176,10 @@ conn_is() {
 	# MD5 options where no key is set: dropped
 	counter_is TcpExt.TCPMD5Unexpected md5opt
 	[ "$(tx_sum md5opt)" -gt 0 ]
-	counter_is TcpExt.PAWSEstab paws
+	counter_lossy TcpExt.PAWSEstab paws
 	[ "$(tx_sum paws)" -gt 0 ]
 	counter_is Ip.ReasmOKs frags
+	[ "$(tx_sum frags)" -gt 0 ]
 	counter_is IpExt.ReasmOverlaps overlaps
 	[ "$(tx_sum overlaps)" -gt 0 ]
 	wait_until 30 no_pools_of "$BIND_ID"
@@ -172,8 +189,10 @@ conn_is() {
 	wire_run v6 "$SRC6" --reply 8192
 	conn_is 0 eof
 	counter_is Tcp.InCsumErrors csum
+	[ "$(tx_sum csum)" -gt 0 ]
 	counter_is TcpExt.TCPMD5Unexpected md5opt
-	counter_is TcpExt.PAWSEstab paws
+	counter_lossy TcpExt.PAWSEstab paws
+	[ "$(tx_sum paws)" -gt 0 ]
 	wait_until 30 no_pools_of "$BIND_ID"
 }
 
@@ -202,6 +221,7 @@ conn_is() {
 		--resume "$resume"
 	conn_is 0 eof
 	[ "$(tx_sum zwin)" -eq 1 ]
-	counter_is TcpExt.TCPZeroWindowDrop zwdrop
+	counter_lossy TcpExt.TCPZeroWindowDrop zwdrop
+	[ "$(tx_sum zwdrop)" -eq 5 ]
 	wait_until 30 no_pools_of "$BIND_ID"
 }

@@ -1015,9 +1015,16 @@ static size_t seg_len(struct conn *c)
 	return 1 + rnd_below(maxpay(c));
 }
 
+/* Data in flight stays under INFLIGHT segments: a burst longer than the
+ * receiver's backlog or rx ring would lose packets, and with them the
+ * exact counts of what it dropped on purpose.
+ */
+#define INFLIGHT	16
+
 static bool window_room(struct conn *c, size_t len)
 {
-	return c->nxt + len <= c->una + c->win;
+	return c->nxt + len <= c->una + c->win &&
+	       c->nxt + len <= c->una + INFLIGHT * maxpay(c);
 }
 
 static bool all_acked(struct conn *c)
@@ -1038,12 +1045,16 @@ static void send_clean(struct conn *c, uint64_t from, uint64_t to)
 	struct seg s;
 	size_t len;
 
-	while (from < to && from + 1 <= c->una + c->win) {
+	uint64_t edge = c->una + c->win;
+
+	if (edge > c->una + INFLIGHT * maxpay(c))
+		edge = c->una + INFLIGHT * maxpay(c);
+	while (from < to && from < edge) {
 		len = maxpay(c);
 		if (len > to - from)
 			len = to - from;
-		if (from + len > c->una + c->win)
-			len = c->una + c->win - from;
+		if (from + len > edge)
+			len = edge - from;
 		seg_init(c, &s, F_PSH);
 		data_seg(c, &s, from, len);
 		send_seg(&s);
