@@ -44,12 +44,13 @@ test_teardown() { nsim_cleanup; }
 	[ "${lines[0]}" = "fuzz-netlink: seed 1 iterations $NL_ITER" ]
 	# the seed alone decides these
 	[ "${lines[1]}" = "fuzz-netlink: $NL_ITER requests (2559 ethtool, 3213 dumps) on 402 sockets; by the request alone: 516 skipped, 189 acked, 3623 refused, 5672 to handlers" ]
-	local re='^fuzz-netlink: to handlers \(succeeded\): dev-get 775 \(([0-9]+)\), queue-get 753 \(([0-9]+)\), page-pool-get 839 \(([0-9]+)\), bind-rx 1415 \(([0-9]+)\), rings-get 587 \(([0-9]+)\), rings-set 335 \(([0-9]+)\), channels-get 580 \(([0-9]+)\), channels-set 388 \(([0-9]+)\)$'
+	local re='^fuzz-netlink: to handlers \(succeeded\): dev-get (775) \(([0-9]+)\), queue-get (753) \(([0-9]+)\), page-pool-get (839) \(([0-9]+)\), bind-rx (1415) \(([0-9]+)\), rings-get (587) \(([0-9]+)\), rings-set (335) \(([0-9]+)\), channels-get (580) \(([0-9]+)\), channels-set (388) \(([0-9]+)\)$'
 	[[ ${lines[2]} =~ $re ]]
-	# each command both succeeded and failed
-	local i
-	for i in 1 2 3 4 5 6 7 8; do
-		[ "${BASH_REMATCH[i]}" -gt 0 ]
+	# each command succeeded and failed
+	local m=("${BASH_REMATCH[@]}") i
+	for i in 1 3 5 7 9 11 13 15; do
+		[ "${m[i + 1]}" -gt 0 ]
+		[ "${m[i + 1]}" -lt "${m[i]}" ]
 	done
 	[[ ${lines[3]} =~ \;\ bind-rx\ [0-9]+\ tried,\ ([0-9]+)\ bound\; ]]
 	[ "${BASH_REMATCH[1]}" -gt 0 ]

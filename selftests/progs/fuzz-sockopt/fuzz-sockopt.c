@@ -833,6 +833,8 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || !port || !rx.bytes)
 		usage(stderr, 2);
+	if (token_zero)
+		iterations = 0;
 	env = getenv("DEVMEM_DMABUF_FD");
 	if (!env)
 		die("no dma-buf: run under netdev-nl bind-rx --run");
@@ -869,10 +871,8 @@ int main(int argc, char **argv)
 
 	fd = accept_one(port, ready);
 
-	if (token_zero) {
+	if (token_zero)
 		token_zero_check(fd);
-		iterations = 0;
-	}
 	for (iter = 0; iter < iterations; iter++) {
 		unsigned int k = below(100);
 
