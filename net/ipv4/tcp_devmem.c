@@ -33,6 +33,11 @@
 /* Buffers taken out of the token table per round of its lock. */
 #define TCP_DEVMEM_PUT_BATCH		64
 
+/* Tokens are 1 to 2^31 - 1. XA_FLAGS_ALLOC1 alone does not keep 0 out:
+ * erasing index 0 (a DONTNEED range that starts there) marks it free.
+ */
+static const struct xa_limit tcp_devmem_tokens = XA_LIMIT(1, INT_MAX);
+
 void tcp_devmem_init_sock(struct sock *sk)
 {
 	xa_init_flags(&sk->sk_user_frags, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
@@ -90,7 +95,7 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 		return err;
 
 	net_iov_get(niov);
-	err = xa_alloc_bh(&sk->sk_user_frags, &token, niov, xa_limit_31b,
+	err = xa_alloc_bh(&sk->sk_user_frags, &token, niov, tcp_devmem_tokens,
 			  GFP_KERNEL);
 	if (err) {
 		net_iov_put(niov);
