@@ -29,7 +29,8 @@ include scripts/uapi.mk
 # Test programs: selftests/progs/<name>/*.c -> build/bin/<name>. They run in
 # the VM from the shared repository, so they link only against the host's
 # libc.
-PROGS := tcpxfer tcp-data-split udpsink netdev-nl xdpq devmem-rx
+PROGS := tcpxfer tcp-data-split udpsink netdev-nl xdpq devmem-rx devmem-hold \
+	fuzz-netlink fuzz-sockopt tcp-wirefuzz
 PROG_BINS := $(PROGS:%=$(BUILD)/bin/%)
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(UAPI_INC)
 
