@@ -36,6 +36,9 @@
  *
  * Exit status: 0 success, 1 failure (a message on standard error), 2 usage.
  */
+/* linux/uio.h first, then tell glibc its struct iovec is defined (both
+ * define it), as devmem-rx does.
+ */
 #include <linux/uio.h>
 #define __iovec_defined 1
 #include <stddef.h>
