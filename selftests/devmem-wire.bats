@@ -19,7 +19,8 @@
 # a wrong byte received fails the test. Pass: both programs exit 0, each
 # connection delivers exactly the bytes sent and ends as its last
 # segments say (end of stream after a FIN, ECONNRESET after an RST), the
-# counters of what must be dropped moved by exactly what was sent, the
+# counters of what must be dropped moved by exactly what was sent (less
+# at most the socket backlog's drops for those counted behind it), the
 # binding's pool drains, and the kernel log is clean (lib/vm).
 #
 # Queue 3 reports CHECKSUM_COMPLETE (the csum knob), so that the stack,
@@ -27,7 +28,9 @@
 # puts them on queues 0-2 (host memory), where they are reassembled; their
 # bytes reach the socket as linear data among device-memory ones.
 #
-# Replay: the commands are printed with the seed; -n ACTIONS shortens.
+# The debug kernel runs 40% of each group's actions (--percent), the MD5
+# and zero-window connections whole. Replay: each test prints the
+# generator's command line with its seed; -n ACTIONS shortens a run.
 
 load lib/vm
 load lib/nsim
@@ -79,7 +82,7 @@ wire_run() {
 	[[ $src != *:* ]] || dst=$IP6B
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do rxargs+=("$1"); shift; done
 	[ $# -eq 0 ] || shift
-	txargs=("$@")
+	txargs=(--percent "$(on_debug 40 100)" "$@")
 	n=$(tr , '\n' <<<"$groups" | wc -l)
 	mib_snap
 	for k in "${!MIB[@]}"; do MIB0[$k]=${MIB[$k]}; done

@@ -348,11 +348,15 @@ static int rx_main(int argc, char **argv)
 		}
 		for (;;) {
 			if (pause_file && !paused && rx.off >= pause_at) {
+				double end = now_ms() + 120000;
 				struct stat st;
 
 				/* read nothing until the sender says so */
-				while (stat(pause_file, &st))
+				while (stat(pause_file, &st)) {
+					if (now_ms() > end)
+						die("%s did not appear", pause_file);
 					usleep(10000);
+				}
 				paused = true;
 			}
 			n = rx_once(fd);
@@ -535,7 +539,7 @@ static const struct group groups[] = {
 	{ "frags", 1400, false, true, false, 250, "dddffffvvc", END_DATARST, false, false },
 	{ "edges", 536, true, true, true, 400, "ddsssPPyyrrrpw", END_FIN, false, false },
 	{ "tinymss", 48, false, false, false, 300, "ddtqlfcu", END_RST, false, false },
-	{ "mixed", 1460, true, true, true, 600, "ddoculqwfvpstPyr", END_FIN, false, false },
+	{ "mixed", 1460, false, true, true, 600, "ddoculqwfvpstPyr", END_FIN, false, false },
 	{ "v6", 1440, true, true, true, 400, "ddoculqwpstPyr", END_FIN, false, false },
 	{ "strict-urgent", 1460, false, false, false, 200, "du", END_FIN, false, false },
 	{ "md5", 1400, false, false, false, 0, "", END_RST, true, false },
@@ -1021,10 +1025,17 @@ static size_t seg_len(struct conn *c)
  */
 #define INFLIGHT	16
 
+static bool nocap;	/* the receiver reads nothing: no backlog to fill */
+
+static uint64_t inflight_cap(struct conn *c)
+{
+	return nocap ? c->win : INFLIGHT * maxpay(c);
+}
+
 static bool window_room(struct conn *c, size_t len)
 {
 	return c->nxt + len <= c->una + c->win &&
-	       c->nxt + len <= c->una + INFLIGHT * maxpay(c);
+	       c->nxt + len <= c->una + inflight_cap(c);
 }
 
 static bool all_acked(struct conn *c)
@@ -1047,8 +1058,8 @@ static void send_clean(struct conn *c, uint64_t from, uint64_t to)
 
 	uint64_t edge = c->una + c->win;
 
-	if (edge > c->una + INFLIGHT * maxpay(c))
-		edge = c->una + INFLIGHT * maxpay(c);
+	if (edge > c->una + inflight_cap(c))
+		edge = c->una + inflight_cap(c);
 	while (from < to && from < edge) {
 		len = maxpay(c);
 		if (len > to - from)
@@ -1501,9 +1512,10 @@ static void md5_group(struct conn *c)
 static void zwin_group(struct conn *c)
 {
 	struct seg s;
-	double deadline = now_ms() + 30000;
+	double deadline = now_ms() + 60000;
 	int i;
 
+	nocap = true;
 	while (!c->saw_zero_win) {
 		uint64_t room = c->una + c->win - c->nxt;
 
@@ -1521,6 +1533,7 @@ static void zwin_group(struct conn *c)
 			send_clean(c, c->una, c->max);
 		}
 	}
+	nocap = false;
 	/* what the receiver has not taken is sent again later */
 	c->nxt = c->max = c->una;
 	c->n.zwin = 1;
@@ -1559,11 +1572,11 @@ static int tx_main(int argc, char **argv)
 		{ "port", 1, NULL, 'p' }, { "groups", 1, NULL, 'g' },
 		{ "seed", 1, NULL, 'S' }, { "md5", 1, NULL, 'M' },
 		{ "resume", 1, NULL, 'R' }, { "actions", 1, NULL, 'n' },
-		{ "sport", 1, NULL, 'P' }, {}
+		{ "sport", 1, NULL, 'P' }, { "percent", 1, NULL, 'c' }, {}
 	};
 	const char *ifname = NULL, *src = NULL, *dst = NULL, *list = NULL;
 	uint64_t seed = 1, i;
-	int c, actions = -1, sport = 40000;
+	int c, actions = -1, sport = 40000, percent = 100;
 	struct sockaddr_ll ll = { .sll_family = AF_PACKET };
 	char *copy, *name, *save = NULL;
 
@@ -1580,6 +1593,7 @@ static int tx_main(int argc, char **argv)
 		case 'R': tx.resume = optarg; break;
 		case 'n': actions = num(optarg); break;
 		case 'P': sport = num(optarg); break;
+		case 'c': percent = num(optarg); break;
 		default: return 2;
 		}
 	}
@@ -1634,7 +1648,7 @@ static int tx_main(int argc, char **argv)
 			md5_group(cp);
 		if (g->zwin)
 			zwin_group(cp);
-		n = actions >= 0 ? actions : g->actions;
+		n = actions >= 0 ? actions : g->actions * percent / 100;
 		for (a = 0; a < n; a++) {
 			char act_c = 'd';
 
@@ -1673,7 +1687,7 @@ int main(int argc, char **argv)
 			"         [--reply N] [--rcvbuf N] [--pause BYTES:FILE]\n"
 			"       " PROG " tx -I IFNAME -m PEER_MAC -s SRC -d DST "
 			"-p PORT -g GROUP,... [-S SEED]\n"
-			"         [-n ACTIONS] [--sport N] [--md5 KEY] "
+			"         [-n ACTIONS | --percent P] [--sport N] [--md5 KEY] "
 			"[--resume FILE]\n");
 	return rc;
 }
