@@ -28,6 +28,11 @@
 # puts them on queues 0-2 (host memory), where they are reassembled; their
 # bytes reach the socket as linear data among device-memory ones.
 #
+# The seed fixes each connection's sequence of actions; what some of them
+# send depends on the ACKs seen so far (window, acknowledged offset), so
+# byte counts differ from run to run: the tests compare the receiver and
+# the counters with what the generator reports it sent.
+#
 # The debug kernel runs 40% of each group's actions (--percent), the MD5
 # and zero-window connections whole. Replay: each test prints the
 # generator's command line with its seed; -n ACTIONS shortens a run.
