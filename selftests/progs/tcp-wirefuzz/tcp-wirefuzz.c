@@ -1129,6 +1129,7 @@ static void new_data(struct conn *c, size_t len)
 static bool add_fuzz_option(struct conn *c, struct seg *s)
 {
 	static unsigned int kind;
+	static unsigned int md5_visits;
 	uint8_t *o = s->opts + s->optlen;
 	int room = 40 - s->optlen, len, i;
 	unsigned int k = kind++ % 256;
@@ -1154,6 +1155,9 @@ static bool add_fuzz_option(struct conn *c, struct seg *s)
 	}
 	if (k == 8 && c->ts)
 		len = 2 + rnd_below(8);	/* a real one would be a PAWS game */
+	/* MD5: well formed at every other visit, odd lengths between */
+	if (k == 19 && md5_visits++ % 2 == 0)
+		len = 18;
 	if (k == 19 && len == 18 && room < 18)
 		len = 2;
 	o[0] = k;
