@@ -30,26 +30,6 @@ test_teardown() {
 	nsim_cleanup
 }
 
-# hold_queue3: bind a udmabuf (16M) to queue 3 of B for the rest of the
-# test, in the background (HOLD_PID); fd 3 closed, or bats waits for it.
-hold_queue3() {
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
-		udmabuf:16M --hold >"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
-	HOLD_PID=$!
-	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
-}
-
-# all_to_queue3: RSS sends every packet that no n-tuple rule takes to
-# queue 3, which reports CHECKSUM_COMPLETE; queue 3 bound.
-all_to_queue3() {
-	in_ns "$NSB" ethtool -X "$DEVB" weight 0 0 0 1
-	echo complete >"$DFSB/rxq/3/csum"
-	hold_queue3
-}
-
-# ip6_mib NS FIELD: FIELD (e.g. Ip6FragFails) of NS's /proc/net/snmp6.
-ip6_mib() { in_ns "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6; }
-
 # udp6_send NS DST PORT BYTES COUNT: COUNT UDP datagrams of BYTES bytes
 # (pattern 0..255 repeated) from NS to [DST]:PORT.
 udp6_send() {
@@ -129,13 +109,6 @@ udp4_send() {
 		for _ in range(count):
 		    assert s.sendto(data, (dst, port)) == size
 	EOF_PY
-}
-
-# ip_mib NS FIELD: FIELD (e.g. FragFails) of the Ip line of NS's
-# /proc/net/snmp.
-ip_mib() {
-	in_ns "$1" awk -v f="$2" '$1 == "Ip:" && !n { for (i = 2; i <= NF; i++) h[i] = $i; n = 1; next }
-		$1 == "Ip:" { for (i = 2; i <= NF; i++) if (h[i] == f) print $i }' /proc/net/snmp
 }
 
 # frag6_send DATAGRAMS: from A's port, DATAGRAMS UDP datagrams over IPv6
@@ -254,34 +227,6 @@ bridge_refrag6() {
 }
 
 # --- TCP zerocopy receive's copy fallback (can_map_frag) -------------------
-
-# pattern_sender PORT HOST_BYTES DEVICE_BYTES FIFO: in A, in the
-# background (SENDER_PID), a Python sender to B's $IP4B:PORT: the first
-# HOST_BYTES of the test pattern (selftests/progs/pattern.h, seed 1), then,
-# after a line arrives on FIFO, the next DEVICE_BYTES, each in one send();
-# then it waits for the receiver to close.
-pattern_sender() {
-	ip netns exec "$NSA" python3 -c '
-import socket, struct, sys
-M = (1 << 64) - 1
-def mix64(z):
-    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
-    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
-    return z ^ (z >> 31)
-base = 0x9e3779b97f4a7c15
-def pattern(off, n):
-    w = b"".join(struct.pack("<Q", mix64((base + i) & M)) for i in range(off // 8, (off + n + 7) // 8 + 1))
-    return w[off % 8:off % 8 + n]
-addr, port, a, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-s = socket.create_connection((addr, port))
-s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-s.sendall(pattern(0, a))
-sys.stdin.readline()
-s.sendall(pattern(a, b))
-assert s.recv(1) == b""
-' "$IP4B" "$1" "$2" "$3" <"$4" 3>&- &
-	SENDER_PID=$!
-}
 
 @test "TCP_ZEROCOPY_RECEIVE copying host-memory data queued before page-sized device-memory frags: no crash, the skip hint covers the device data, which recvmsg(MSG_SOCK_DEVMEM) then reads intact" {
 	local port=5301 out=$BATS_TEST_TMPDIR/zc fifo=$BATS_TEST_TMPDIR/go w

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Helpers for the device-memory receive suites (devmem-rx, devmem-leak):
+# Helpers for the device-memory receive suites (devmem-rx, devmem-leak,
+# devmem-unsafe, devmem-sums):
 # a TCP flow from A steered (n-tuple rule) to rx queue 3 of B, bound to a
 # udmabuf; RSS keeps every other flow on queues 0-2. Load after lib/nsim.
 
@@ -70,3 +71,76 @@ summary_is_all_devmem() {
 pools_of() { in_ns "$NSB" "$BIN/netdev-nl" page-pool-get | grep " dmabuf=$1\$" || true; }
 no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 
+# hold_queue3: bind a udmabuf (16M) to queue 3 of B for the rest of the
+# test, in the background (HOLD_PID); fd 3 closed, or bats waits for it.
+hold_queue3() {
+	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
+		udmabuf:16M --hold >"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
+	HOLD_PID=$!
+	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
+}
+
+# all_to_queue3: RSS sends every packet that no n-tuple rule takes to
+# queue 3, which reports CHECKSUM_COMPLETE; queue 3 bound.
+all_to_queue3() {
+	in_ns "$NSB" ethtool -X "$DEVB" weight 0 0 0 1
+	echo complete >"$DFSB/rxq/3/csum"
+	hold_queue3
+}
+
+# ip6_mib NS FIELD: FIELD (e.g. Ip6FragFails) of NS's /proc/net/snmp6.
+ip6_mib() { in_ns "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6; }
+
+# snmp_mib NS GROUP FIELD: FIELD of the GROUP line (Ip, Icmp, TcpExt,
+# MPTcpExt...) of NS's /proc/net/snmp or /proc/net/netstat.
+snmp_mib() {
+	in_ns "$1" awk -v g="$2:" -v f="$3" '$1 == g && !(FILENAME in n) { for (i = 2; i <= NF; i++) h[i] = $i; n[FILENAME] = 1; next }
+		$1 == g { for (i = 2; i <= NF; i++) if (h[i] == f) print $i }' /proc/net/snmp /proc/net/netstat
+}
+
+# ip_mib NS FIELD: FIELD (e.g. FragFails) of the Ip line of NS's
+# /proc/net/snmp.
+ip_mib() { snmp_mib "$1" Ip "$2"; }
+
+# pattern_sender PORT HOST_BYTES DEVICE_BYTES FIFO: in A, in the
+# background (SENDER_PID), a Python sender to B's $IP4B:PORT: the first
+# HOST_BYTES of the test pattern (selftests/progs/pattern.h, seed 1), then,
+# after a line arrives on FIFO, the next DEVICE_BYTES, each in one send();
+# then it waits for the receiver to close.
+pattern_sender() {
+	ip netns exec "$NSA" python3 -c '
+import socket, struct, sys
+M = (1 << 64) - 1
+def mix64(z):
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+    return z ^ (z >> 31)
+base = 0x9e3779b97f4a7c15
+def pattern(off, n):
+    w = b"".join(struct.pack("<Q", mix64((base + i) & M)) for i in range(off // 8, (off + n + 7) // 8 + 1))
+    return w[off % 8:off % 8 + n]
+addr, port, a, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+s = socket.create_connection((addr, port))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.sendall(pattern(0, a))
+sys.stdin.readline()
+s.sendall(pattern(a, b))
+assert s.recv(1) == b""
+' "$IP4B" "$1" "$2" "$3" <"$4" 3>&- &
+	SENDER_PID=$!
+}
+
+# py_in NS [ARGS...]: the Python program on stdin, in NS, with ARGS and
+# selftests/lib/pkt.py importable as pkt; its output unbuffered.
+py_in() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" env PYTHONPATH="${VM_REPO:-$BATS_TEST_DIRNAME/..}/selftests/lib" \
+		python3 -u - "$@"
+}
+
+# nft_packets NS FAMILY TABLE CHAIN: the packet count of the chain's
+# counters, one line each, in order.
+nft_packets() {
+	in_ns "$1" nft list chain "$2" "$3" "$4" | grep -o "packets [0-9]*" | cut -d' ' -f2
+}

@@ -182,6 +182,20 @@ nsim_stat() {
 	[ -n "${STAT[$3]:-}" ] && echo "${STAT[$3]}"
 }
 
+# nsim_stat_is NS DEV NAME WANT: NAME of DEV is WANT; if not, it says what
+# it is, with the rest of that queue's (or the device's) counters.
+nsim_stat_is() {
+	local v k
+	v=$(nsim_stat "$1" "$2" "$3")
+	[ "$v" = "$4" ] && return 0
+	echo "$2: $3 is ${v:-missing}, expected $4" >&2
+	nsim_snap "$1" "$2"
+	for k in "${!STAT[@]}"; do
+		[ "${k%%_*}" = "${3%%_*}" ] && echo "  $k ${STAT[$k]}" >&2
+	done
+	return 1
+}
+
 # Sum of rxQ_NAME over all queues.
 nsim_stat_sum() {
 	local k t=0

@@ -81,8 +81,12 @@ on_debug() {
 	if [ "${VM_FLAVOUR:-normal}" = debug ]; then echo "$1"; else echo "$2"; fi
 }
 
+# Every test starts with the WARN_ONCE()/WARN_ON_ONCE() state cleared, so
+# that a once-only warning an earlier test of the boot already provoked
+# shows again in the test that provokes it next.
 setup() {
 	vm_require_guest || return 1
+	echo 1 >/sys/kernel/debug/clear_warn_once
 	kmsg_mark
 	if declare -F test_setup >/dev/null; then test_setup; fi
 }
