@@ -73,6 +73,8 @@
 #endif
 
 #define PROG		"devmem-hold"
+
+#include "../die.h"
 /* Above any BYTES the tests use: no recvmsg stops within a frag, so each
  * token names a buffer of its own.
  */
@@ -80,18 +82,6 @@
 #define CTRL_LEN	(CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * 1024)
 #define MAX_RANGES	128		/* per SO_DEVMEM_DONTNEED */
 #define MAX_FRAGS	1024
-
-static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static void usage(FILE *f, int status)
 {

@@ -36,7 +36,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +58,8 @@
 #endif
 
 #define PROG		"devmem-rx"
+
+#include "../die.h"
 #define IOV_LEN		(1024 * 1024)	/* the linear bytes of device data land here */
 #define CTRL_LEN	(CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * 1024)
 #define MAX_RANGES	128		/* per SO_DEVMEM_DONTNEED */
@@ -85,18 +86,6 @@ static struct {
 } rx;
 
 static volatile sig_atomic_t release_held;
-
-static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static void usage(FILE *f, int status)
 {

@@ -33,7 +33,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +50,8 @@
 #endif
 
 #define PROG		"devmem-zc"
+
+#include "../die.h"
 #define COPYBUF_LEN	(256 * 1024)
 #define IOV_LEN		(64 * 1024)
 #define NCMSG		256
@@ -60,20 +61,6 @@ static uint8_t *map;
 static size_t map_size;
 static int dmabuf_fd;
 static uint32_t dmabuf_id;
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static void usage(void)
 {

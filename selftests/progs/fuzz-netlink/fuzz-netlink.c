@@ -64,6 +64,8 @@
 #include "../pattern.h"
 
 #define PROG		"fuzz-netlink"
+
+#include "../die.h"
 #define MSG_MAX		2048
 #define RX_MAX		(256 * 1024)
 #define MAX_DEPTH	4
@@ -117,19 +119,6 @@ static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt
 	va_end(ap);
 	fputc('\n', stderr);
 	dump_req();
-	exit(1);
-}
-
-static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);		/* what was printed comes first */
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 

@@ -79,6 +79,8 @@
 #endif
 
 #define PROG		"fuzz-sockopt"
+
+#include "../die.h"
 #define IOV_MAX_LEN	(1 << 20)
 #define CTRL_MAX_LEN	(1 << 20)
 #define CMSG_DM_LEN	CMSG_LEN(sizeof(struct dmabuf_cmsg))
@@ -117,19 +119,6 @@ static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt
 	fprintf(stderr, PROG ": FAIL at iteration %" PRIu64 " (replay: --seed %"
 		PRIu64 " --iterations %" PRIu64 ")\n" PROG ": call: %s\n" PROG ": ",
 		iter, seed, iter + 1, what);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);		/* what was printed comes first */
-	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,19 +39,7 @@
 
 #define PROG	"sockmap-pass"
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(errno));
-	exit(1);
-}
+#include "../die.h"
 
 static long long now_ms(void)
 {
@@ -86,7 +73,7 @@ static void sockmap_add(int fd)
 	attr.max_entries = 1;
 	map = bpf(BPF_MAP_CREATE, &attr);
 	if (map < 0)
-		die("BPF_MAP_CREATE");
+		die("BPF_MAP_CREATE: %s", strerror(errno));
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = BPF_PROG_TYPE_SK_SKB;
@@ -95,14 +82,14 @@ static void sockmap_add(int fd)
 	attr.license = (uintptr_t)"GPL";
 	prog = bpf(BPF_PROG_LOAD, &attr);
 	if (prog < 0)
-		die("BPF_PROG_LOAD");
+		die("BPF_PROG_LOAD: %s", strerror(errno));
 
 	memset(&attr, 0, sizeof(attr));
 	attr.target_fd = map;
 	attr.attach_bpf_fd = prog;
 	attr.attach_type = BPF_SK_SKB_VERDICT;
 	if (bpf(BPF_PROG_ATTACH, &attr))
-		die("BPF_PROG_ATTACH");
+		die("BPF_PROG_ATTACH: %s", strerror(errno));
 
 	memset(&attr, 0, sizeof(attr));
 	attr.map_fd = map;
@@ -110,7 +97,7 @@ static void sockmap_add(int fd)
 	attr.value = (uintptr_t)&value;
 	attr.flags = BPF_ANY;
 	if (bpf(BPF_MAP_UPDATE_ELEM, &attr))
-		die("BPF_MAP_UPDATE_ELEM");
+		die("BPF_MAP_UPDATE_ELEM: %s", strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -138,16 +125,16 @@ int main(int argc, char **argv)
 
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)))
-		die("socket");
+		die("socket: %s", strerror(errno));
 	sin.sin_port = htons(port);
 	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(lfd, 1))
-		die("bind/listen port %d", port);
+		die("bind/listen port %d: %s", port, strerror(errno));
 	fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
-		die("accept");
+		die("accept: %s", strerror(errno));
 	sockmap_add(fd);
 	if (ready && close(open(ready, O_WRONLY | O_CREAT, 0644)))
-		die("%s", ready);
+		die("%s: %s", ready, strerror(errno));
 
 	deadline = now_ms() + timeout * 1000LL;
 	for (;;) {
@@ -159,12 +146,12 @@ int main(int argc, char **argv)
 		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 		n = poll(&pfd, 1, left);
 		if (n < 0)
-			die("poll");
+			die("poll: %s", strerror(errno));
 		if (n == 0)
 			continue;
 		if (pfd.revents & POLLERR) {
 			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen))
-				die("SO_ERROR");
+				die("SO_ERROR: %s", strerror(errno));
 			printf("socket error %s after %zu bytes\n",
 			       err ? strerrorname_np(err) : "0", total);
 			break;

@@ -46,7 +46,6 @@
 #include <netinet/in.h>
 #include <linux/if_packet.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,18 +67,7 @@
 
 #define PROG	"tcp-wirefuzz"
 
-static void __attribute__((format(printf, 1, 2), noreturn)) die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#include "../die.h"
 
 static uint64_t num(const char *s)
 {
