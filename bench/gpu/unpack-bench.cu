@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	ret = devmem_dmabuf_cuda(&db, 0, src_size);
+	ret = devmem_dmabuf_new_cuda(&db, 0, src_size);
 	if (ret) {
 		fprintf(stderr, "no CUDA dma-buf: %s\n", devmem_last_error());
 		return 77;

@@ -173,9 +173,9 @@ struct devmem_dmabuf;
 
 /*
  * Allocate @size bytes (a multiple of the page size) and export them as a
- * dma-buf. devmem_dmabuf_heap() takes the heap's name (NULL: "system");
- * devmem_dmabuf_cuda() a CUDA device ordinal and loads libcuda.so.1 at
- * run time. devmem_dmabuf_import() takes a duplicate of @fd (the caller
+ * dma-buf. devmem_dmabuf_new_heap() takes the heap's name (NULL: "system");
+ * devmem_dmabuf_new_cuda() a CUDA device ordinal and loads libcuda.so.1 at
+ * run time. devmem_dmabuf_new_import() takes a duplicate of @fd (the caller
  * keeps its own) and learns the size from it.
  * Returns 0 and stores the buffer in *@dbp, or -errno with a reason in
  * devmem_last_error(): -EINVAL (size, name or ordinal); -ENOENT (no
@@ -184,11 +184,11 @@ struct devmem_dmabuf;
  * dma-bufs); -EIO (another CUDA failure); -EBADF (import); -ENOMEM; the
  * kernel's errors.
  */
-int devmem_dmabuf_udmabuf(struct devmem_dmabuf **dbp, size_t size);
-int devmem_dmabuf_heap(struct devmem_dmabuf **dbp, const char *heap,
+int devmem_dmabuf_new_udmabuf(struct devmem_dmabuf **dbp, size_t size);
+int devmem_dmabuf_new_heap(struct devmem_dmabuf **dbp, const char *heap,
 		       size_t size);
-int devmem_dmabuf_cuda(struct devmem_dmabuf **dbp, int device, size_t size);
-int devmem_dmabuf_import(struct devmem_dmabuf **dbp, int fd);
+int devmem_dmabuf_new_cuda(struct devmem_dmabuf **dbp, int device, size_t size);
+int devmem_dmabuf_new_import(struct devmem_dmabuf **dbp, int fd);
 
 /* Unmaps, closes the fd and releases the memory; NULL is a no-op. */
 void devmem_dmabuf_free(struct devmem_dmabuf *db);
@@ -209,7 +209,7 @@ int devmem_dmabuf_read(struct devmem_dmabuf *db, uint64_t off, void *dst,
 		       size_t len);
 
 /*
- * The GPU address of a devmem_dmabuf_cuda() buffer's memory, valid in
+ * The GPU address of a devmem_dmabuf_new_cuda() buffer's memory, valid in
  * the device's primary context (the CUDA runtime's) for as long as the
  * buffer lives: for the application's own kernels and copies. NULL for
  * any other kind of buffer.
@@ -235,7 +235,7 @@ void *devmem_dmabuf_cuda_addr(const struct devmem_dmabuf *db);
 struct devmem_unpack;
 
 /*
- * An unpacker for fragments of @db (from devmem_dmabuf_cuda()), batches
+ * An unpacker for fragments of @db (from devmem_dmabuf_new_cuda()), batches
  * of at most @max_frags. It holds its own reference on the driver and
  * the device's primary context, and may outlive @db (but no batch may
  * run after @db is freed).
@@ -316,7 +316,7 @@ struct devmem_binding;
  * (no netdev family); -EPROTO (a reply without the binding's id);
  * -ENOMEM; socket errors.
  */
-int devmem_bind_rx(struct devmem_binding **bp, int ifindex,
+int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
 		   const uint32_t *queues, size_t nr_queues, int dmabuf_fd);
 
 /* Closes the binding's socket, which unbinds; NULL is a no-op. */
@@ -391,7 +391,7 @@ void devmem_page_pool_dump_free(struct devmem_page_pool *p);
  * network namespace, through ethtool (netlink where the setting has an
  * attribute, the ethtool ioctl for RSS and n-tuple rules). A devmem_nic
  * records what it changed, so that devmem_nic_restore() can undo it -
- * also from another process, through devmem_nic_save()/devmem_nic_load().
+ * also from another process, through devmem_nic_save()/devmem_nic_new_from_file().
  * Every function leaves a reason in devmem_last_error() (the kernel's
  * extack text where it sent one).
  */
@@ -426,7 +426,7 @@ int devmem_flow_parse(struct devmem_flow *f, const char *dst,
  * -EINVAL (NULL @np, @ifindex not positive), -ENODEV (no such device),
  * -ENOMEM.
  */
-int devmem_nic_open(struct devmem_nic **np, int ifindex);
+int devmem_nic_new(struct devmem_nic **np, int ifindex);
 
 /* Forget the state (and close its socket); restores nothing. NULL is a
  * no-op.
@@ -537,7 +537,7 @@ int devmem_nic_restore(struct devmem_nic *n);
  * -EINVAL (NULL @n, NULL or empty @path); the errors of mkstemp(),
  * write(), fsync() and rename(); -ENOMEM.
  *
- * devmem_nic_load() reads it strictly and checks that IFINDEX still
+ * devmem_nic_new_from_file() reads it strictly and checks that IFINDEX still
  * names device NAME in the caller's namespace. Returns 0 and stores the
  * state in *@np, or -errno with a reason: -EINVAL (NULL @np or @path; a
  * malformed file: the reason says "PATH:LINE: what"; a file over 1 MiB);
@@ -545,7 +545,7 @@ int devmem_nic_restore(struct devmem_nic *n);
  * and read errors (-ENOENT, -EACCES, -EIO); -ENOMEM.
  */
 int devmem_nic_save(const struct devmem_nic *n, const char *path);
-int devmem_nic_load(struct devmem_nic **np, const char *path);
+int devmem_nic_new_from_file(struct devmem_nic **np, const char *path);
 
 /*
  * io_uring receive (through liburing)

@@ -50,7 +50,7 @@ static int devmem_bind_put_queues(struct nl_msg *req, const uint32_t *queues,
 	return 0;
 }
 
-DEVMEM_EXPORT int devmem_bind_rx(struct devmem_binding **bp, int ifindex,
+DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
 				 const uint32_t *queues, size_t nr_queues,
 				 int dmabuf_fd)
 {

@@ -126,7 +126,7 @@ static const struct devmem_dmabuf_ops devmem_cuda_ops = {
 	.release = devmem_cuda_release,
 };
 
-DEVMEM_EXPORT int devmem_dmabuf_cuda(struct devmem_dmabuf **dbp, int device,
+DEVMEM_EXPORT int devmem_dmabuf_new_cuda(struct devmem_dmabuf **dbp, int device,
 				     size_t size)
 {
 	struct devmem_dmabuf *db;

@@ -96,7 +96,7 @@ void devmem_cuda_ctx_pop(struct devmem_cuda_ctx *c);
 int devmem_cuda_fail(const struct devmem_cuda_ctx *c, int err, cu_result res,
 		     const char *what);
 
-/* The CUDA device ordinal a devmem_dmabuf_cuda() buffer was made on. */
+/* The CUDA device ordinal a devmem_dmabuf_new_cuda() buffer was made on. */
 struct devmem_dmabuf;
 int devmem_cuda_ordinal(const struct devmem_dmabuf *db);
 

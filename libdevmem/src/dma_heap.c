@@ -16,7 +16,7 @@
 #define DEVMEM_HEAP_DIR		"/dev/dma_heap"
 #define DEVMEM_HEAP_DEFAULT	"system"
 
-DEVMEM_EXPORT int devmem_dmabuf_heap(struct devmem_dmabuf **dbp,
+DEVMEM_EXPORT int devmem_dmabuf_new_heap(struct devmem_dmabuf **dbp,
 				     const char *heap, size_t size)
 {
 	struct dma_heap_allocation_data alloc = {

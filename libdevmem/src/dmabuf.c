@@ -101,7 +101,7 @@ static int devmem_fd_size(int fd, size_t *size)
 	return 0;
 }
 
-DEVMEM_EXPORT int devmem_dmabuf_import(struct devmem_dmabuf **dbp, int fd)
+DEVMEM_EXPORT int devmem_dmabuf_new_import(struct devmem_dmabuf **dbp, int fd)
 {
 	struct devmem_dmabuf *db;
 	size_t size = 0;

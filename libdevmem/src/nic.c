@@ -811,7 +811,7 @@ static int nic_check_flow(const struct devmem_flow *f)
 
 /* ---- the API ---- */
 
-DEVMEM_EXPORT int devmem_nic_open(struct devmem_nic **np, int ifindex)
+DEVMEM_EXPORT int devmem_nic_new(struct devmem_nic **np, int ifindex)
 {
 	char name[IF_NAMESIZE];
 	struct devmem_nic *n;
@@ -1346,7 +1346,7 @@ static int nic_read_file(const char *path, char **bufp, size_t *lenp)
 	return 0;
 }
 
-DEVMEM_EXPORT int devmem_nic_load(struct devmem_nic **np, const char *path)
+DEVMEM_EXPORT int devmem_nic_new_from_file(struct devmem_nic **np, const char *path)
 {
 	struct nic_loader l = { .path = path };
 	char name[IF_NAMESIZE];

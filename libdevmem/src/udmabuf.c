@@ -14,7 +14,7 @@
 
 #define DEVMEM_UDMABUF_DEV	"/dev/udmabuf"
 
-DEVMEM_EXPORT int devmem_dmabuf_udmabuf(struct devmem_dmabuf **dbp,
+DEVMEM_EXPORT int devmem_dmabuf_new_udmabuf(struct devmem_dmabuf **dbp,
 					size_t size)
 {
 	struct udmabuf_create create = {

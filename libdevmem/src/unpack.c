@@ -136,7 +136,7 @@ DEVMEM_EXPORT int devmem_unpack_new(struct devmem_unpack **upp,
 		return devmem_fail(-EINVAL, "no place for the result, or no buffer");
 	if (db->kind != DEVMEM_DMABUF_CUDA)
 		return devmem_fail(-EINVAL,
-				   "not GPU memory: GPU unpack needs a buffer from devmem_dmabuf_cuda()");
+				   "not GPU memory: GPU unpack needs a buffer from devmem_dmabuf_new_cuda()");
 	if (!max_frags || max_frags > DEVMEM_UNPACK_MAX_FRAGS)
 		return devmem_fail(-EINVAL, "batch of %zu fragments: 1 to %u",
 				   max_frags, DEVMEM_UNPACK_MAX_FRAGS);

@@ -109,12 +109,12 @@ static int run(int ifindex, uint32_t queue)
 	ret = need_netdev();
 	if (ret)
 		return ret;
-	ret = devmem_dmabuf_udmabuf(&db, BUF_SIZE);
+	ret = devmem_dmabuf_new_udmabuf(&db, BUF_SIZE);
 	if (ret == -ENOENT)
 		return t_skip("%s", devmem_last_error());
 	REQUIRE(!ret, "udmabuf: %s", devmem_last_error());
 
-	ret = devmem_bind_rx(&b, ifindex, &queue, 1, devmem_dmabuf_fd(db));
+	ret = devmem_binding_new_rx(&b, ifindex, &queue, 1, devmem_dmabuf_fd(db));
 	REQUIRE(!ret, "bind-rx: %s: %s", strerror(-ret), devmem_last_error());
 	id = devmem_binding_id(b);
 	printf("bound id=%u ifindex=%d queue=%u\n", id,
@@ -145,7 +145,7 @@ static int run(int ifindex, uint32_t queue)
 	REQUIRE(!(pool.has & DEVMEM_PAGE_POOL_DETACH_TIME), "pool detached");
 
 	/* The same queue again: refused, the first binding untouched. */
-	ret = devmem_bind_rx(&again, ifindex, &queue, 1, devmem_dmabuf_fd(db));
+	ret = devmem_binding_new_rx(&again, ifindex, &queue, 1, devmem_dmabuf_fd(db));
 	printf("rebind errno=%d reason=%s\n", -ret, devmem_last_error());
 	REQUIRE(ret < 0 && !again, "a second binding of queue %u", queue);
 	ret = rx_queue(ifindex, queue, &q, &others);

@@ -58,7 +58,7 @@ static int test_export(void)
 	unsigned char *gpu;
 
 	CHECK_EQ(fake(""), 0);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, size), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, size), 0);
 	CHECK_EQ(devmem_dmabuf_kind(db), DEVMEM_DMABUF_CUDA);
 	CHECK_EQ(devmem_dmabuf_size(db), size);
 	CHECK_EQ(lseek(devmem_dmabuf_fd(db), 0, SEEK_END), (off_t)size);
@@ -83,7 +83,7 @@ static int test_export_unaligned_alloc(void)
 	struct devmem_dmabuf *db;
 
 	CHECK_EQ(fake("unaligned"), 0);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 1 << 20), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 1 << 20), 0);
 	CHECK_EQ((uintptr_t)devmem_dmabuf_cuda_addr(db) % 4096, 0);
 	devmem_dmabuf_free(db);
 	CHECK_CLEAN();
@@ -95,32 +95,32 @@ static int test_export_errors(void)
 	struct devmem_dmabuf *db = NULL;
 
 	CHECK_EQ(fake(""), 0);
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 0), -EINVAL,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 0), -EINVAL,
 		  "size 0 is not a positive multiple of the page size (4096)");
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 4097), -EINVAL,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 4097), -EINVAL,
 		  "size 4097 is not a positive multiple of the page size (4096)");
-	CHECK_ERR(devmem_dmabuf_cuda(&db, -1, 4096), -EINVAL,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, -1, 4096), -EINVAL,
 		  "bad CUDA device -1");
-	CHECK_ERR(devmem_dmabuf_cuda(NULL, 0, 4096), -EINVAL,
+	CHECK_ERR(devmem_dmabuf_new_cuda(NULL, 0, 4096), -EINVAL,
 		  "no place for the result");
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 1, 4096), -ENODEV,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 1, 4096), -ENODEV,
 		  "cuDeviceGet: CUDA_ERROR_INVALID_DEVICE (101)");
 	CHECK_CLEAN();
 
 	CHECK_EQ(fake("noinit"), 0);
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 4096), -ENODEV,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 4096), -ENODEV,
 		  "cuInit: CUDA_ERROR_NO_DEVICE (100)");
 	CHECK_EQ(fake("nodmabuf"), 0);
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 4096), -EOPNOTSUPP,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 4096), -EOPNOTSUPP,
 		  "CUDA device 0 cannot export dma-bufs (needs NVIDIA's open kernel modules)");
 	CHECK_EQ(fake("oom"), 0);
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 4096), -ENOMEM,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 4096), -ENOMEM,
 		  "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2)");
 	CHECK_EQ(fake("noexport"), 0);
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 4096), -EOPNOTSUPP,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 4096), -EOPNOTSUPP,
 		  "cuMemGetHandleForAddressRange: CUDA_ERROR_NOT_SUPPORTED (801)");
 	CHECK_EQ(fake("short"), 0);
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 8192), -EIO,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 8192), -EIO,
 		  "cuMemGetHandleForAddressRange: a dma-buf of 4096 bytes, not 8192");
 	CHECK(!db);
 	CHECK_CLEAN();
@@ -137,8 +137,8 @@ static int test_free_order(void)
 
 	CHECK_EQ(fake(""), 0);
 	for (order = 0; order < 2; order++) {
-		CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 1 << 20), 0);
-		CHECK_EQ(devmem_dmabuf_import(&imp, devmem_dmabuf_fd(db)), 0);
+		CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 1 << 20), 0);
+		CHECK_EQ(devmem_dmabuf_new_import(&imp, devmem_dmabuf_fd(db)), 0);
 		CHECK_EQ(devmem_dmabuf_size(imp), 1 << 20);
 		devmem_dmabuf_free(order ? imp : db);
 		devmem_dmabuf_free(order ? db : imp);
@@ -157,15 +157,15 @@ static int test_unpack_args(void)
 	fd = memfd_create("host", MFD_CLOEXEC);
 	CHECK(fd >= 0);
 	CHECK_EQ(ftruncate(fd, 4096), 0);
-	CHECK_EQ(devmem_dmabuf_import(&host, fd), 0);
+	CHECK_EQ(devmem_dmabuf_new_import(&host, fd), 0);
 	close(fd);
 	CHECK(!devmem_dmabuf_cuda_addr(host));
 	CHECK(!devmem_dmabuf_cuda_addr(NULL));
 	CHECK_ERR(devmem_unpack_new(&up, host, 16), -EINVAL,
-		  "not GPU memory: GPU unpack needs a buffer from devmem_dmabuf_cuda()");
+		  "not GPU memory: GPU unpack needs a buffer from devmem_dmabuf_new_cuda()");
 	devmem_dmabuf_free(host);
 
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 1 << 20), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 1 << 20), 0);
 	CHECK_ERR(devmem_unpack_new(NULL, db, 16), -EINVAL,
 		  "no place for the result, or no buffer");
 	CHECK_ERR(devmem_unpack_new(&up, db, 0), -EINVAL,
@@ -206,7 +206,7 @@ static int test_unpack(void)
 	size_t i, j;
 
 	CHECK_EQ(fake("busy"), 0);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, size), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, size), 0);
 	gpu = devmem_dmabuf_cuda_addr(db);
 	for (i = 0; i < size; i++)
 		gpu[i] = pat(i);
@@ -287,7 +287,7 @@ static int test_unpack_sizes(void)
 	uint64_t at;
 
 	CHECK_EQ(fake(""), 0);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, size), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, size), 0);
 	gpu = devmem_dmabuf_cuda_addr(db);
 	for (i = 0; i < size; i++)
 		gpu[i] = pat(i);
@@ -327,7 +327,7 @@ static int test_unpack_outlives_buffer(void)
 	struct devmem_dmabuf *db;
 
 	CHECK_EQ(fake(""), 0);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 1 << 20), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 1 << 20), 0);
 	CHECK_EQ(devmem_unpack_new(&up, db, 64), 0);
 	devmem_dmabuf_free(db);
 	CHECK_EQ(ctx_refs(), 1);
@@ -342,7 +342,7 @@ static int test_unpack_oom(void)
 	struct devmem_dmabuf *db;
 
 	CHECK_EQ(fake(""), 0);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 1 << 20), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 1 << 20), 0);
 	CHECK_EQ(fake("oom"), 0);
 	CHECK_ERR(devmem_unpack_new(&up, db, 64), -ENOMEM,
 		  "room for the fragment list: CUDA_ERROR_OUT_OF_MEMORY (2)");
@@ -359,7 +359,7 @@ static int test_unpack_absent(void)
 	struct devmem_dmabuf *db;
 
 	CHECK_EQ(fake(""), 0);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 1 << 20), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 1 << 20), 0);
 	CHECK_ERR(devmem_unpack_new(&up, db, 64), -EOPNOTSUPP,
 		  "libdevmem was built without nvcc: no GPU unpack");
 	devmem_dmabuf_free(db);
@@ -388,7 +388,7 @@ static int test_old_driver(void)
 {
 	struct devmem_dmabuf *db;
 
-	CHECK_ERR(devmem_dmabuf_cuda(&db, 0, 4096), -EOPNOTSUPP,
+	CHECK_ERR(devmem_dmabuf_new_cuda(&db, 0, 4096), -EOPNOTSUPP,
 		  "libcuda.so.1 has no cuMemGetHandleForAddressRange (a driver older than CUDA 11.7?)");
 	CHECK_CLEAN();
 	return T_PASS;
@@ -404,7 +404,7 @@ static int test_no_driver(void)
 	static const char want[] = "no CUDA driver: libcuda.so.1: ";
 	struct devmem_dmabuf *db = NULL;
 
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 4096), -ENOENT);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 4096), -ENOENT);
 	CHECK(!strncmp(devmem_last_error(), want, sizeof(want) - 1));
 	CHECK(!db);
 	return T_PASS;

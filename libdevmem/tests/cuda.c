@@ -19,7 +19,7 @@ static int test_cuda(void)
 	static unsigned char buf[2 << 20];
 	int ret;
 
-	ret = devmem_dmabuf_cuda(&db, 0, size);
+	ret = devmem_dmabuf_new_cuda(&db, 0, size);
 	if (ret == -ENOENT || ret == -ENODEV || ret == -EOPNOTSUPP)
 		return t_skip("no CUDA dma-buf: %s", devmem_last_error());
 	CHECK_EQ(ret, 0);
@@ -32,12 +32,12 @@ static int test_cuda(void)
 	CHECK_EQ(devmem_dmabuf_read(db, size - 4096, buf, 4096), 0);
 	CHECK_EQ(devmem_dmabuf_read(db, size - 4096, buf, 4097), -EINVAL);
 
-	CHECK_EQ(devmem_dmabuf_import(&imp, devmem_dmabuf_fd(db)), 0);
+	CHECK_EQ(devmem_dmabuf_new_import(&imp, devmem_dmabuf_fd(db)), 0);
 	CHECK_EQ(devmem_dmabuf_size(imp), size);
 	devmem_dmabuf_free(imp);
 
 	/* A second buffer at once, then both gone. */
-	CHECK_EQ(devmem_dmabuf_cuda(&imp, 0, size), 0);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&imp, 0, size), 0);
 	devmem_dmabuf_free(imp);
 	devmem_dmabuf_free(db);
 	return T_PASS;

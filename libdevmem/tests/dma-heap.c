@@ -18,7 +18,7 @@ static int test_system_heap(void)
 	struct devmem_dmabuf *db;
 	int ret;
 
-	ret = devmem_dmabuf_heap(&db, NULL, size);
+	ret = devmem_dmabuf_new_heap(&db, NULL, size);
 	if (ret == -ENOENT)
 		return t_skip("no system dma-heap: %s", devmem_last_error());
 	CHECK_EQ(ret, 0);

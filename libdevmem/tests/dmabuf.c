@@ -28,14 +28,14 @@ static int test_bad_sizes(void)
 	struct devmem_dmabuf *db = NULL;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-	CHECK_EQ(devmem_dmabuf_udmabuf(&db, 1), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_udmabuf(&db, 1), -EINVAL);
 	CHECK(strstr(devmem_last_error(), "page size"));
-	CHECK_EQ(devmem_dmabuf_udmabuf(&db, 0), -EINVAL);
-	CHECK_EQ(devmem_dmabuf_udmabuf(&db, page + 1), -EINVAL);
-	CHECK_EQ(devmem_dmabuf_heap(&db, NULL, page - 1), -EINVAL);
-	CHECK_EQ(devmem_dmabuf_cuda(&db, 0, 3 * page / 2), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_udmabuf(&db, 0), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_udmabuf(&db, page + 1), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_heap(&db, NULL, page - 1), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 3 * page / 2), -EINVAL);
 	CHECK(has_reason());
-	CHECK_EQ(devmem_dmabuf_udmabuf(NULL, page), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_udmabuf(NULL, page), -EINVAL);
 	CHECK(db == NULL);
 	return T_PASS;
 }
@@ -45,10 +45,10 @@ static int test_heap_names(void)
 	struct devmem_dmabuf *db = NULL;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-	CHECK_EQ(devmem_dmabuf_heap(&db, "", page), -EINVAL);
-	CHECK_EQ(devmem_dmabuf_heap(&db, "../udmabuf", page), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_heap(&db, "", page), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_heap(&db, "../udmabuf", page), -EINVAL);
 	CHECK(strstr(devmem_last_error(), "../udmabuf"));
-	CHECK_EQ(devmem_dmabuf_heap(&db, "libdevmem-no-such-heap", page),
+	CHECK_EQ(devmem_dmabuf_new_heap(&db, "libdevmem-no-such-heap", page),
 		 -ENOENT);
 	CHECK(strstr(devmem_last_error(),
 		     "/dev/dma_heap/libdevmem-no-such-heap"));
@@ -63,8 +63,8 @@ static int test_cuda_contract(void)
 	size_t size = 2 << 20;
 	int ret;
 
-	CHECK_EQ(devmem_dmabuf_cuda(&db, -1, size), -EINVAL);
-	ret = devmem_dmabuf_cuda(&db, 0, size);
+	CHECK_EQ(devmem_dmabuf_new_cuda(&db, -1, size), -EINVAL);
+	ret = devmem_dmabuf_new_cuda(&db, 0, size);
 	if (!ret) {
 		CHECK(db != NULL);
 		CHECK_EQ(devmem_dmabuf_kind(db), DEVMEM_DMABUF_CUDA);
@@ -94,7 +94,7 @@ static int test_import(void)
 	CHECK_EQ(ftruncate(memfd, 3 * page), 0);
 	CHECK_EQ(lseek(memfd, 5, SEEK_SET), 5);
 
-	CHECK_EQ(devmem_dmabuf_import(&db, memfd), 0);
+	CHECK_EQ(devmem_dmabuf_new_import(&db, memfd), 0);
 	CHECK(!has_reason());
 	CHECK_EQ(devmem_dmabuf_size(db), 3 * page);
 	CHECK_EQ(devmem_dmabuf_kind(db), DEVMEM_DMABUF_IMPORTED);
@@ -128,24 +128,24 @@ static int test_import_bad(void)
 	struct devmem_dmabuf *db = NULL;
 	int memfd, dir, fd;
 
-	CHECK_EQ(devmem_dmabuf_import(&db, -1), -EBADF);
+	CHECK_EQ(devmem_dmabuf_new_import(&db, -1), -EBADF);
 	fd = memfd_create("libdevmem-test", MFD_CLOEXEC);
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK_EQ(devmem_dmabuf_import(&db, fd), -EBADF);
+	CHECK_EQ(devmem_dmabuf_new_import(&db, fd), -EBADF);
 	CHECK(has_reason());
 
 	memfd = memfd_create("libdevmem-test", MFD_CLOEXEC);
 	CHECK(memfd >= 0);
-	CHECK_EQ(devmem_dmabuf_import(&db, memfd), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_import(&db, memfd), -EINVAL);
 	CHECK(strstr(devmem_last_error(), "empty"));
 	close(memfd);
 
 	dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(dir >= 0);
-	CHECK_EQ(devmem_dmabuf_import(&db, dir), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_import(&db, dir), -EINVAL);
 	close(dir);
-	CHECK_EQ(devmem_dmabuf_import(NULL, 0), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_import(NULL, 0), -EINVAL);
 	CHECK(db == NULL);
 	return T_PASS;
 }
@@ -155,7 +155,7 @@ static void *fail_in_thread(void *arg)
 	struct devmem_dmabuf *db;
 
 	(void)arg;
-	devmem_dmabuf_import(&db, -1);
+	devmem_dmabuf_new_import(&db, -1);
 	return (void *)devmem_last_error();
 }
 
@@ -165,7 +165,7 @@ static int test_reason_per_thread(void)
 	const char *theirs;
 	pthread_t t;
 
-	CHECK_EQ(devmem_dmabuf_udmabuf(&db, 1), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_udmabuf(&db, 1), -EINVAL);
 	CHECK(strstr(devmem_last_error(), "page size"));
 	CHECK_EQ(pthread_create(&t, NULL, fail_in_thread, NULL), 0);
 	CHECK_EQ(pthread_join(t, (void **)&theirs), 0);

@@ -223,7 +223,7 @@ run_prog() {
 			devmem_uring_free(u);
 		else if (err != -ENOSYS && err != -EPERM)
 			return 1;
-		if (devmem_dmabuf_import(&db, -1) != -EBADF)
+		if (devmem_dmabuf_new_import(&db, -1) != -EBADF)
 			return 1;
 		puts(devmem_last_error());
 		/* through libnl: lo's queues, or no netdev family */

@@ -115,17 +115,17 @@ static int bad_args(void)
 	struct devmem_queue *q = NULL;
 	uint32_t queue = 0;
 
-	CHECK_EQ(devmem_bind_rx(NULL, 1, &queue, 1, 0), -EINVAL);
+	CHECK_EQ(devmem_binding_new_rx(NULL, 1, &queue, 1, 0), -EINVAL);
 	CHECK(!strcmp(devmem_last_error(), "no place for the result"));
-	CHECK_EQ(devmem_bind_rx(&b, 1, NULL, 1, 0), -EINVAL);
-	CHECK_EQ(devmem_bind_rx(&b, 1, &queue, 0, 0), -EINVAL);
+	CHECK_EQ(devmem_binding_new_rx(&b, 1, NULL, 1, 0), -EINVAL);
+	CHECK_EQ(devmem_binding_new_rx(&b, 1, &queue, 0, 0), -EINVAL);
 	CHECK(!strcmp(devmem_last_error(), "no queues to bind"));
-	CHECK_EQ(devmem_bind_rx(&b, 0, &queue, 1, 0), -EINVAL);
-	CHECK_EQ(devmem_bind_rx(&b, -2, &queue, 1, 0), -EINVAL);
+	CHECK_EQ(devmem_binding_new_rx(&b, 0, &queue, 1, 0), -EINVAL);
+	CHECK_EQ(devmem_binding_new_rx(&b, -2, &queue, 1, 0), -EINVAL);
 	CHECK(!strcmp(devmem_last_error(), "ifindex -2 is not a device index"));
-	CHECK_EQ(devmem_bind_rx(&b, 1, &queue, 1, -1), -EBADF);
+	CHECK_EQ(devmem_binding_new_rx(&b, 1, &queue, 1, -1), -EBADF);
 	CHECK(!strcmp(devmem_last_error(), "dma-buf fd -1"));
-	CHECK_EQ(devmem_bind_rx(&b, 1, &queue, (size_t)-1, 0), -EINVAL);
+	CHECK_EQ(devmem_binding_new_rx(&b, 1, &queue, (size_t)-1, 0), -EINVAL);
 	CHECK(b == NULL);
 
 	CHECK_EQ(devmem_queue_dump(NULL, 0), -EINVAL);
@@ -337,13 +337,13 @@ static int test_bind_refused(void)
 	fds = open_fds();
 
 	/* (a) no such device */
-	CHECK_EQ(refused(devmem_bind_rx(&b, unused_ifindex(), &queue, 1, null),
+	CHECK_EQ(refused(devmem_binding_new_rx(&b, unused_ifindex(), &queue, 1, null),
 			 a->bind_nodev, a->bind_nodev_text), T_PASS);
 	/* (b) lo, and an fd that is not a dma-buf */
-	CHECK_EQ(refused(devmem_bind_rx(&b, lo, &queue, 1, null),
+	CHECK_EQ(refused(devmem_binding_new_rx(&b, lo, &queue, 1, null),
 			 a->bind_lo, a->bind_lo_text), T_PASS);
 	/* (c) lo, and a queue it does not have */
-	CHECK_EQ(refused(devmem_bind_rx(&b, lo, &bad_queue, 1, mem),
+	CHECK_EQ(refused(devmem_binding_new_rx(&b, lo, &bad_queue, 1, mem),
 			 a->bind_lo, a->bind_lo_text), T_PASS);
 	CHECK(b == NULL);
 	/* every refusal closed its socket */
@@ -362,7 +362,7 @@ static int bind_unprivileged(void)
 	CHECK(a);
 	CHECK_EQ(drop_net_admin(), 0);
 	CHECK(!have_net_admin());
-	CHECK_EQ(refused(devmem_bind_rx(&b, (int)if_nametoindex("lo"), &queue,
+	CHECK_EQ(refused(devmem_binding_new_rx(&b, (int)if_nametoindex("lo"), &queue,
 					1, 0),
 			 a->bind_perm, a->bind_perm_text), T_PASS);
 	CHECK(b == NULL);

@@ -16,7 +16,7 @@
  *	  deleted loc=LOC
  *	  saved
  *   nic-vm restore STATE
- *	devmem_nic_load() and devmem_nic_restore(); prints "restored".
+ *	devmem_nic_new_from_file() and devmem_nic_restore(); prints "restored".
  *   nic-vm rule IFNAME QUEUE DST PORT
  *	devmem_nic_flow_add() alone, then devmem_nic_restore(); prints
  *	"rule loc=LOC queue=QUEUE" and "restored".
@@ -52,7 +52,7 @@ static int open_nic(struct devmem_nic **np, const char *ifname)
 
 	if (ifindex < 0)
 		return failed("ifindex", ifindex);
-	err = devmem_nic_open(np, ifindex);
+	err = devmem_nic_new(np, ifindex);
 	if (err)
 		return failed("open", err);
 	return 0;
@@ -122,7 +122,7 @@ static int cmd_restore(char **argv)
 	struct devmem_nic *n;
 	int err;
 
-	err = devmem_nic_load(&n, argv[0]);
+	err = devmem_nic_new_from_file(&n, argv[0]);
 	if (err)
 		return failed("load", err);
 	err = devmem_nic_restore(n);

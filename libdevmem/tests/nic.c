@@ -160,11 +160,11 @@ static int bad_args(void)
 	struct devmem_flow f = { .family = AF_INET, .dst_port = 80 };
 	struct devmem_nic *n = NULL;
 
-	CHECK_EQ(devmem_nic_open(NULL, LO), -EINVAL);
+	CHECK_EQ(devmem_nic_new(NULL, LO), -EINVAL);
 	CHECK(reason_is("no place for the result"));
-	CHECK_EQ(devmem_nic_open(&n, 0), -EINVAL);
+	CHECK_EQ(devmem_nic_new(&n, 0), -EINVAL);
 	CHECK(reason_is("ifindex 0 is not a device index"));
-	CHECK_EQ(devmem_nic_open(&n, -3), -EINVAL);
+	CHECK_EQ(devmem_nic_new(&n, -3), -EINVAL);
 	CHECK(!n);
 	CHECK_EQ(devmem_nic_header_split(NULL, 1), -EINVAL);
 	CHECK(reason_is("no device state"));
@@ -174,11 +174,11 @@ static int bad_args(void)
 	CHECK_EQ(devmem_nic_setup(NULL, 0, 0, NULL), -EINVAL);
 	CHECK_EQ(devmem_nic_restore(NULL), -EINVAL);
 	CHECK_EQ(devmem_nic_save(NULL, "x"), -EINVAL);
-	CHECK_EQ(devmem_nic_load(NULL, "x"), -EINVAL);
+	CHECK_EQ(devmem_nic_new_from_file(NULL, "x"), -EINVAL);
 	CHECK(reason_is("no place for the result"));
-	CHECK_EQ(devmem_nic_load(&n, NULL), -EINVAL);
+	CHECK_EQ(devmem_nic_new_from_file(&n, NULL), -EINVAL);
 	CHECK(reason_is("no file name"));
-	CHECK_EQ(devmem_nic_load(&n, ""), -EINVAL);
+	CHECK_EQ(devmem_nic_new_from_file(&n, ""), -EINVAL);
 	devmem_nic_free(NULL);
 	return T_PASS;
 }
@@ -223,7 +223,7 @@ static int test_args_open(void)
 {
 	int ret;
 
-	CHECK_EQ(devmem_nic_open(&args_nic, LO), 0);
+	CHECK_EQ(devmem_nic_new(&args_nic, LO), 0);
 	ret = without_syscalls(bad_args_open);
 	devmem_nic_free(args_nic);
 	return ret;
@@ -233,10 +233,10 @@ static int test_open(void)
 {
 	struct devmem_nic *n = NULL;
 
-	CHECK_EQ(devmem_nic_open(&n, INT_MAX), -ENODEV);
+	CHECK_EQ(devmem_nic_new(&n, INT_MAX), -ENODEV);
 	CHECK(reason_is("no network device with ifindex 2147483647"));
 	CHECK(!n);
-	CHECK_EQ(devmem_nic_open(&n, LO), 0);
+	CHECK_EQ(devmem_nic_new(&n, LO), 0);
 	CHECK(n);
 	CHECK_EQ(devmem_nic_ifindex(n), LO);
 	devmem_nic_free(n);
@@ -249,14 +249,14 @@ static int test_empty(void)
 	struct devmem_nic *n;
 	const char *text;
 
-	CHECK_EQ(devmem_nic_open(&n, LO), 0);
+	CHECK_EQ(devmem_nic_new(&n, LO), 0);
 	CHECK_EQ(devmem_nic_restore(n), 0);
 	CHECK_EQ(devmem_nic_save(n, path), 0);
 	devmem_nic_free(n);
 	text = read_file(path);
 	CHECK(text);
 	CHECK(!strcmp(text, "libdevmem-nic 1\ndevice 1 lo\n"));
-	CHECK_EQ(devmem_nic_load(&n, path), 0);
+	CHECK_EQ(devmem_nic_new_from_file(&n, path), 0);
 	CHECK_EQ(devmem_nic_ifindex(n), LO);
 	CHECK_EQ(devmem_nic_restore(n), 0);
 	devmem_nic_free(n);
@@ -271,7 +271,7 @@ static int round_trip(const char *name, const char *text)
 	const char *back;
 
 	CHECK_EQ(write_file(in, text, strlen(text)), 0);
-	CHECK_EQ(devmem_nic_load(&n, in), 0);
+	CHECK_EQ(devmem_nic_new_from_file(&n, in), 0);
 	CHECK(reason_is(""));
 	out = path_of("saved");
 	/* over an older file */
@@ -369,7 +369,7 @@ static int test_malformed(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		CHECK_EQ(write_file(path, bad[i].text, strlen(bad[i].text)), 0);
 		snprintf(want, sizeof(want), "%s:%s", path, bad[i].reason);
-		if (devmem_nic_load(&n, path) != -EINVAL || !reason_is(want)) {
+		if (devmem_nic_new_from_file(&n, path) != -EINVAL || !reason_is(want)) {
 			fprintf(stderr, "file %zu: \"%s\"\n", i, bad[i].text);
 			return T_FAIL;
 		}
@@ -378,7 +378,7 @@ static int test_malformed(void)
 
 	/* a NUL byte; too large */
 	CHECK_EQ(write_file(path, "libdevmem-nic 1\n\0\n", 18), 0);
-	CHECK_EQ(devmem_nic_load(&n, path), -EINVAL);
+	CHECK_EQ(devmem_nic_new_from_file(&n, path), -EINVAL);
 	snprintf(want, sizeof(want), "%s: a NUL byte in a text file", path);
 	CHECK(reason_is(want));
 	{
@@ -390,28 +390,28 @@ static int test_malformed(void)
 		CHECK_EQ(write_file(path, text, big), 0);
 		free(text);
 	}
-	CHECK_EQ(devmem_nic_load(&n, path), -EINVAL);
+	CHECK_EQ(devmem_nic_new_from_file(&n, path), -EINVAL);
 	snprintf(want, sizeof(want), "%s: larger than 1048576 bytes", path);
 	CHECK(reason_is(want));
 
 	/* the device: gone, or another one now */
 	CHECK_EQ(write_file(path, "libdevmem-nic 1\ndevice 2147483647 eth9\n", 39),
 		 0);
-	CHECK_EQ(devmem_nic_load(&n, path), -ENODEV);
+	CHECK_EQ(devmem_nic_new_from_file(&n, path), -ENODEV);
 	CHECK(reason_is("no network device with ifindex 2147483647"));
 	CHECK_EQ(write_file(path, "libdevmem-nic 1\ndevice 1 eth9\n", 30), 0);
-	CHECK_EQ(devmem_nic_load(&n, path), -ENODEV);
+	CHECK_EQ(devmem_nic_new_from_file(&n, path), -ENODEV);
 	snprintf(want, sizeof(want), "%s: ifindex 1 is now \"lo\", not \"eth9\"",
 		 path);
 	CHECK(reason_is(want));
 
 	/* no file; no directory to save in */
-	CHECK_EQ(devmem_nic_load(&n, path_of("none")), -ENOENT);
+	CHECK_EQ(devmem_nic_new_from_file(&n, path_of("none")), -ENOENT);
 	snprintf(want, sizeof(want), "%s: No such file or directory",
 		 path_of("none"));
 	CHECK(reason_is(want));
 	CHECK(!n);
-	CHECK_EQ(devmem_nic_open(&n, LO), 0);
+	CHECK_EQ(devmem_nic_new(&n, LO), 0);
 	CHECK_EQ(devmem_nic_save(n, path_of("none/state")), -ENOENT);
 	devmem_nic_free(n);
 	return T_PASS;
@@ -429,7 +429,7 @@ static int test_lo_refuses(void)
 	const char *text;
 	int ret;
 
-	CHECK_EQ(devmem_nic_open(&n, LO), 0);
+	CHECK_EQ(devmem_nic_new(&n, LO), 0);
 	ret = devmem_nic_header_split(n, 1);
 	if (ret == -ENOENT) {
 		devmem_nic_free(n);

@@ -19,14 +19,14 @@ static int test_udmabuf(void)
 	unsigned char byte;
 	int ret;
 
-	ret = devmem_dmabuf_udmabuf(&db, size);
+	ret = devmem_dmabuf_new_udmabuf(&db, size);
 	if (ret == -ENOENT)
 		return t_skip("no udmabuf: %s", devmem_last_error());
 	CHECK_EQ(ret, 0);
 	CHECK_EQ(check_host_buffer(db, DEVMEM_DMABUF_UDMABUF, size), T_PASS);
 
 	/* The same dma-buf through import: its size from lseek. */
-	CHECK_EQ(devmem_dmabuf_import(&imp, devmem_dmabuf_fd(db)), 0);
+	CHECK_EQ(devmem_dmabuf_new_import(&imp, devmem_dmabuf_fd(db)), 0);
 	CHECK_EQ(devmem_dmabuf_size(imp), size);
 	CHECK_EQ(devmem_dmabuf_read(imp, size - 1, &byte, 1), 0);
 	CHECK_EQ(byte, pattern(size - 1));

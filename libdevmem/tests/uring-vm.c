@@ -232,11 +232,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	err = devmem_dmabuf_udmabuf(&s.db, BUF_SIZE);
+	err = devmem_dmabuf_new_udmabuf(&s.db, BUF_SIZE);
 	if (err == -ENOENT)
 		return t_skip("%s", devmem_last_error());
 	REQUIRE(!err, "udmabuf: %s", devmem_last_error());
-	err = devmem_bind_rx(&b, ifindex, &queue, 1, devmem_dmabuf_fd(s.db));
+	err = devmem_binding_new_rx(&b, ifindex, &queue, 1, devmem_dmabuf_fd(s.db));
 	REQUIRE(!err, "bind-rx: %s", devmem_last_error());
 	s.id = devmem_binding_id(b);
 	printf("bound id=%u ifindex=%d queue=%u\n", s.id, ifindex, queue);

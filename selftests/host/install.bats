@@ -62,7 +62,7 @@ dpc() {
 		if (devmem_rx_new(&rx, 0, 0))
 			return 1;
 		devmem_rx_free(rx);
-		if (devmem_dmabuf_import(&db, -1) != -EBADF)
+		if (devmem_dmabuf_new_import(&db, -1) != -EBADF)
 			return 1;
 		puts(devmem_last_error());
 		return 0;

@@ -114,13 +114,13 @@ int do_bind(const struct cmd *c)
 
 	switch (c->dmabuf) {
 	case DMABUF_UDMABUF:
-		err = devmem_dmabuf_udmabuf(&db, c->size);
+		err = devmem_dmabuf_new_udmabuf(&db, c->size);
 		break;
 	case DMABUF_HEAP:
-		err = devmem_dmabuf_heap(&db, NULL, c->size);
+		err = devmem_dmabuf_new_heap(&db, NULL, c->size);
 		break;
 	case DMABUF_FD:
-		err = devmem_dmabuf_import(&db, c->fd);
+		err = devmem_dmabuf_new_import(&db, c->fd);
 		break;
 	default:
 		err = -EINVAL;
@@ -136,7 +136,7 @@ int do_bind(const struct cmd *c)
 	for (i = 0; i < nr; i++)
 		queues[i] = c->first + (uint32_t)i;
 	/* a kernel refusal: its extack message, exactly */
-	if (devmem_bind_rx(&b, ifindex, queues, nr, devmem_dmabuf_fd(db))) {
+	if (devmem_binding_new_rx(&b, ifindex, queues, nr, devmem_dmabuf_fd(db))) {
 		lib_error(NULL);
 		goto out;
 	}

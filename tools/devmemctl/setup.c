@@ -116,7 +116,7 @@ int do_setup(const struct cmd *c)
 	if (reserve_state(c, path))
 		return release_signals(&old, EXIT_FAIL);
 
-	err = devmem_nic_open(&n, ifindex);
+	err = devmem_nic_new(&n, ifindex);
 	if (!err)
 		/* undoes what it did when it fails */
 		err = devmem_nic_setup(n, c->first, c->last,
@@ -162,7 +162,7 @@ int do_teardown(const struct cmd *c)
 			error_msg("state file %s: %s", path, strerror(errno));
 		return EXIT_FAIL;
 	}
-	err = devmem_nic_load(&n, path);
+	err = devmem_nic_new_from_file(&n, path);
 	if (err) {
 		/* left in place: it may be all that tells what to undo (the
 		 * library's reason names the file)

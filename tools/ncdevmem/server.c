@@ -98,16 +98,16 @@ static int alloc_dmabuf(struct server *s)
 	switch (cfg->provider) {
 	case DMABUF_HEAP:
 		what = "dma-heap";
-		err = devmem_dmabuf_heap(&s->db, cfg->heap, cfg->dmabuf_size);
+		err = devmem_dmabuf_new_heap(&s->db, cfg->heap, cfg->dmabuf_size);
 		break;
 	case DMABUF_CUDA:
 		what = "CUDA";
-		err = devmem_dmabuf_cuda(&s->db, cfg->cuda_device,
+		err = devmem_dmabuf_new_cuda(&s->db, cfg->cuda_device,
 					 cfg->dmabuf_size);
 		break;
 	default:
 		what = "udmabuf";
-		err = devmem_dmabuf_udmabuf(&s->db, cfg->dmabuf_size);
+		err = devmem_dmabuf_new_udmabuf(&s->db, cfg->dmabuf_size);
 		break;
 	}
 	if (err)
@@ -167,7 +167,7 @@ static int nic_setup(struct server *s)
 				cfg->port);
 	if (err)
 		return failf(s, EXIT_FAIL, "flow: %s", devmem_last_error());
-	err = devmem_nic_open(&s->nic, s->ifindex);
+	err = devmem_nic_new(&s->nic, s->ifindex);
 	if (err)
 		return failf(s, is_capability(err) ? EXIT_SKIP : EXIT_FAIL,
 			     "%s: %s", cfg->ifname, devmem_last_error());
@@ -191,7 +191,7 @@ static int bind_queues(struct server *s)
 		return failf(s, EXIT_FAIL, "out of memory");
 	for (i = 0; i < n; i++)
 		queues[i] = s->first + i;
-	err = devmem_bind_rx(&s->binding, s->ifindex, queues, n,
+	err = devmem_binding_new_rx(&s->binding, s->ifindex, queues, n,
 			     devmem_dmabuf_fd(s->db));
 	free(queues);
 	if (err)

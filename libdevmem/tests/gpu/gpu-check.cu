@@ -98,8 +98,8 @@ static void check_provider(void)
 	size_t i;
 	int ret;
 
-	ret = devmem_dmabuf_cuda(&db, 0, size);
-	CHECK(ret == 0, "devmem_dmabuf_cuda: %d %s", ret, devmem_last_error());
+	ret = devmem_dmabuf_new_cuda(&db, 0, size);
+	CHECK(ret == 0, "devmem_dmabuf_new_cuda: %d %s", ret, devmem_last_error());
 	exp = fdinfo(devmem_dmabuf_fd(db), "exp_name:");
 	printf("provider: 64 MiB exported: fd %d, exporter %s, size %lld\n",
 	       devmem_dmabuf_fd(db), exp.c_str(),
@@ -127,13 +127,13 @@ static void check_provider_errors(void)
 	struct devmem_dmabuf *db = NULL;
 	int ret;
 
-	ret = devmem_dmabuf_cuda(&db, 0, 4097);
+	ret = devmem_dmabuf_new_cuda(&db, 0, 4097);
 	printf("provider: size 4097: %d %s\n", ret, devmem_last_error());
 	CHECK(ret == -EINVAL, "%d", ret);
-	ret = devmem_dmabuf_cuda(&db, 99, 4096);
+	ret = devmem_dmabuf_new_cuda(&db, 99, 4096);
 	printf("provider: device 99: %d %s\n", ret, devmem_last_error());
 	CHECK(ret == -ENODEV, "%d", ret);
-	ret = devmem_dmabuf_cuda(&db, 0, (size_t)1 << 40);
+	ret = devmem_dmabuf_new_cuda(&db, 0, (size_t)1 << 40);
 	printf("provider: 1 TiB: %d %s\n", ret, devmem_last_error());
 	CHECK(ret == -ENOMEM, "%d", ret);
 	CHECK(!db, "a buffer after failures");
@@ -154,7 +154,7 @@ static void check_free_order(void)
 
 	for (order = 0; order < 2; order++) {
 		before = gpu_free();
-		ret = devmem_dmabuf_cuda(&db, 0, size);
+		ret = devmem_dmabuf_new_cuda(&db, 0, size);
 		CHECK(ret == 0, "%s", devmem_last_error());
 		holder = dup(devmem_dmabuf_fd(db));
 		CHECK(holder >= 0, "dup");
@@ -228,9 +228,9 @@ static void check_bind_rx(void)
 	}
 	if_freenameindex(ifs);
 	CHECK(ifindex > 0, "no network device but lo");
-	ret = devmem_dmabuf_cuda(&db, 0, 16 << 20);
+	ret = devmem_dmabuf_new_cuda(&db, 0, 16 << 20);
 	CHECK(ret == 0, "%s", devmem_last_error());
-	ret = devmem_bind_rx(&b, ifindex, &queue, 1, devmem_dmabuf_fd(db));
+	ret = devmem_binding_new_rx(&b, ifindex, &queue, 1, devmem_dmabuf_fd(db));
 	printf("bind-rx of GPU memory on %s (driver %s, ifindex %d) queue 0: %d (%s): %s\n",
 	       name.c_str(), driver.empty() ? "none" : driver.c_str(), ifindex,
 	       ret, strerror(-ret), devmem_last_error());
@@ -274,7 +274,7 @@ static void check_unpack_synthetic(void)
 	unsigned int seed = 1;
 	int ret;
 
-	ret = devmem_dmabuf_cuda(&db, 0, size);
+	ret = devmem_dmabuf_new_cuda(&db, 0, size);
 	CHECK(ret == 0, "%s", devmem_last_error());
 	for (size_t i = 0; i < size; i++)
 		img[i] = src_byte(i);
@@ -364,7 +364,7 @@ static void check_trace(const char *path)
 	fclose(f);
 	CHECK(period && dsize && !all.empty(), "%s: empty trace", path);
 
-	ret = devmem_dmabuf_cuda(&db, 0, dsize);
+	ret = devmem_dmabuf_new_cuda(&db, 0, dsize);
 	CHECK(ret == 0, "%s", devmem_last_error());
 	ret = devmem_unpack_new(&up, db, 4096);
 	CHECK(ret == 0, "%s", devmem_last_error());
@@ -418,7 +418,7 @@ int main(int argc, char **argv)
 	cudaDeviceProp prop;
 	int ret, i;
 
-	ret = devmem_dmabuf_cuda(&db, 0, 4096);
+	ret = devmem_dmabuf_new_cuda(&db, 0, 4096);
 	if (ret) {
 		printf("skip: no CUDA dma-buf: %s\n", devmem_last_error());
 		return 77;
