@@ -45,7 +45,8 @@ struct devmem_frag {
  * Walk the control messages of @msg after recvmsg(MSG_SOCK_DEVMEM).
  * Stores up to @max_frags fragments in @frags, the number the message
  * carries in *@nr_frags and the bytes reported by SCM_DEVMEM_LINEAR in
- * *@linear (either pointer may be NULL).
+ * *@linear (either pointer may be NULL). The sum does not say where the
+ * linear bytes fall among the fragments: devmem_recv()'s segments do.
  * Returns 0; -EBADMSG if the kernel truncated the control data
  * (MSG_CTRUNC); -EPROTO for a malformed devmem cmsg, or for any other
  * cmsg unless @flags has DEVMEM_CMSG_SKIP_OTHER; -ENOSPC if @frags is too
@@ -74,15 +75,48 @@ int devmem_rx_new(struct devmem_rx **rxp, unsigned int frags,
 		  unsigned int cmsg_flags);
 void devmem_rx_free(struct devmem_rx *rx);
 
-/* What one devmem_recv() got. @frags belongs to the context: valid until
- * its next devmem_recv() or devmem_rx_free().
+/* One piece of a receive, in stream order: bytes the kernel copied into
+ * the caller's buffer, or a fragment that landed in a bound dma-buf.
+ */
+enum devmem_seg_type {
+	DEVMEM_SEG_HOST = 1,
+	DEVMEM_SEG_DMABUF = 2,
+};
+
+struct devmem_seg {
+	uint32_t type;			/* DEVMEM_SEG_* */
+	uint32_t len;			/* bytes */
+	const void *host;		/* HOST: where they are in the buffer */
+	struct devmem_frag frag;	/* DMABUF: where it landed (frag.size
+					 * is len); zero for HOST */
+};
+
+/*
+ * What one devmem_recv() got. The caller sets @size to
+ * sizeof(struct devmem_rx_result) before the call (the library fills in
+ * only the fields that size covers, so that later versions can add
+ * fields at the end); the rest is the library's to fill. The arrays
+ * belong to the context: valid until its next devmem_recv() or
+ * devmem_rx_free().
  */
 struct devmem_rx_result {
-	const struct devmem_frag *frags;
+	size_t size;
+	const struct devmem_seg *segs;	/* every byte received, in order */
+	size_t nr_segs;
+	const struct devmem_frag *frags;	/* the DMABUF segments' frags
+						 * alone, in order: for
+						 * recycling */
 	size_t nr_frags;
 	size_t host_bytes;	/* copied into the caller's buffer */
 	size_t dmabuf_bytes;	/* the sum of the fragments' sizes */
+	unsigned int flags;	/* DEVMEM_RX_* */
 };
+
+/* devmem_rx_result flags: the kernel sent no devmem cmsg, so the bytes
+ * came from host memory (a flow that does not arrive through a bound
+ * queue) rather than from an skb of device memory's linear part.
+ */
+#define DEVMEM_RX_PLAIN		(1U << 0)
 
 /*
  * recvmsg(@fd, MSG_SOCK_DEVMEM | @flags) into @buf (@len bytes for
@@ -90,13 +124,17 @@ struct devmem_rx_result {
  * (ETOOSMALL, nothing received), it is doubled and the call retried, up
  * to DEVMEM_RX_MAX_FRAGS. A buffer that fills stops the call early; the
  * rest stays queued for the next one.
+ * A receive can hold both kinds of bytes (an skb whose payload starts in
+ * its linear part): res->segs lists them in the order of the stream, host
+ * bytes packed from the start of @buf.
  * Returns the bytes received (host_bytes + dmabuf_bytes, also in *@res),
  * 0 at end of stream, or -errno: recvmsg's errors; -EMSGSIZE if the
- * largest control buffer is still too small; -ENOMEM; -EINVAL; -EBADMSG
- * and -EPROTO as devmem_parse_cmsgs() (-EPROTO also when the byte counts
- * of the cmsgs do not add up to what recvmsg returned). After -EBADMSG or
- * -EPROTO the data was consumed and the socket may hold tokens never
- * reported: close it.
+ * largest control buffer is still too small; -ENOMEM; -EINVAL (NULL @rx
+ * or @res, NULL @buf with a nonzero @len, res->size too small);
+ * -EBADMSG and -EPROTO as devmem_parse_cmsgs() (-EPROTO also when the
+ * byte counts of the cmsgs do not add up to what recvmsg returned).
+ * After -EBADMSG or -EPROTO the data was consumed and the socket may hold
+ * tokens never reported: close it.
  */
 ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf, size_t len,
 		    int flags, struct devmem_rx_result *res);
@@ -583,7 +621,7 @@ struct devmem_uring_completion {
 	void *buf;		/* its buffer for host-memory data */
 	ssize_t ret;		/* bytes received, 0 at end of stream, -errno */
 	struct devmem_rx_result rx;	/* as devmem_recv()'s, empty unless
-					 * ret > 0; rx.frags belongs to the
+					 * ret > 0; its arrays belong to the
 					 * ring: valid until its next
 					 * devmem_uring_wait()/_peek() or
 					 * devmem_uring_free() */

@@ -24,24 +24,17 @@ static int devmem_cmsg_is_devmem(const struct cmsghdr *cm)
 /*
  * Walked by hand rather than with CMSG_NXTHDR(), which ends the walk
  * without a word at a cmsg whose length runs past the buffer: here that
- * is an error.
+ * is an error. @fn sees each devmem cmsg, in the order of the buffer; a
+ * nonzero return ends the walk with that value.
  */
-DEVMEM_EXPORT int devmem_parse_cmsgs(const struct msghdr *msg,
-				     unsigned int flags,
-				     struct devmem_frag *frags,
-				     size_t max_frags, size_t *nr_frags,
-				     uint64_t *linear)
+int devmem_cmsg_walk(const struct msghdr *msg, unsigned int flags,
+		     devmem_cmsg_fn fn, void *arg)
 {
 	const unsigned char *pos, *end;
 	struct dmabuf_cmsg dc;
 	struct cmsghdr cm;
-	uint64_t bytes = 0;
-	size_t n = 0;
+	int err;
 
-	if (!msg || (flags & ~DEVMEM_CMSG_SKIP_OTHER) ||
-	    (max_frags && !frags) ||
-	    (msg->msg_controllen && !msg->msg_control))
-		return -EINVAL;
 	if (msg->msg_flags & MSG_CTRUNC)
 		return -EBADMSG;
 
@@ -61,27 +54,67 @@ DEVMEM_EXPORT int devmem_parse_cmsgs(const struct msghdr *msg,
 			return -EPROTO;
 		} else {
 			memcpy(&dc, pos + CMSG_LEN(0), sizeof(dc));
-			if (cm.cmsg_type == SCM_DEVMEM_LINEAR) {
-				bytes += dc.frag_size;
-			} else {
-				if (n < max_frags) {
-					frags[n].offset = dc.frag_offset;
-					frags[n].size = dc.frag_size;
-					frags[n].token = dc.frag_token;
-					frags[n].dmabuf_id = dc.dmabuf_id;
-				}
-				n++;
-			}
+			err = fn(cm.cmsg_type == SCM_DEVMEM_LINEAR, &dc, arg);
+			if (err)
+				return err;
 		}
 		/* The last cmsg may end without its padding. */
 		if (CMSG_ALIGN(cm.cmsg_len) >= (size_t)(end - pos))
 			break;
 		pos += CMSG_ALIGN(cm.cmsg_len);
 	}
+	return 0;
+}
+
+void devmem_frag_from_cmsg(struct devmem_frag *f, const struct dmabuf_cmsg *dc)
+{
+	f->offset = dc->frag_offset;
+	f->size = dc->frag_size;
+	f->token = dc->frag_token;
+	f->dmabuf_id = dc->dmabuf_id;
+}
+
+struct devmem_parse_state {
+	struct devmem_frag *frags;
+	size_t max, n;
+	uint64_t linear;
+};
+
+static int devmem_parse_one(int linear, const struct dmabuf_cmsg *dc,
+			    void *arg)
+{
+	struct devmem_parse_state *st = arg;
+
+	if (linear) {
+		st->linear += dc->frag_size;
+		return 0;
+	}
+	if (st->n < st->max)
+		devmem_frag_from_cmsg(&st->frags[st->n], dc);
+	st->n++;
+	return 0;
+}
+
+DEVMEM_EXPORT int devmem_parse_cmsgs(const struct msghdr *msg,
+				     unsigned int flags,
+				     struct devmem_frag *frags,
+				     size_t max_frags, size_t *nr_frags,
+				     uint64_t *linear)
+{
+	struct devmem_parse_state st = { .frags = frags, .max = max_frags };
+	int err;
+
+	if (!msg || (flags & ~DEVMEM_CMSG_SKIP_OTHER) ||
+	    (max_frags && !frags) ||
+	    (msg->msg_controllen && !msg->msg_control))
+		return -EINVAL;
+	err = devmem_cmsg_walk(msg, flags, devmem_parse_one, &st);
+	if (err)
+		return err;
 
 	if (nr_frags)
-		*nr_frags = n;
+		*nr_frags = st.n;
 	if (linear)
-		*linear = bytes;
-	return n > max_frags ? -ENOSPC : 0;
+		*linear = st.linear;
+	return st.n > max_frags ? -ENOSPC : 0;
 }

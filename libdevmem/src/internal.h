@@ -45,14 +45,28 @@ int devmem_fail_errno(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * The control buffer of one recvmsg(MSG_SOCK_DEVMEM) and the fragment
- * array its cmsgs are parsed into (src/recv.c): devmem_recv()'s context
- * has one, and so does each io_uring request (src/uring.c).
+ * The devmem cmsgs of @msg in order (src/cmsg.c): @fn gets each one's
+ * payload, @linear telling SCM_DEVMEM_LINEAR from SCM_DEVMEM_DMABUF.
+ * Returns 0, what @fn returned when not 0, -EBADMSG (MSG_CTRUNC) or
+ * -EPROTO (malformed; another cmsg unless DEVMEM_CMSG_SKIP_OTHER).
+ */
+typedef int (*devmem_cmsg_fn)(int linear, const struct dmabuf_cmsg *dc,
+			      void *arg);
+int devmem_cmsg_walk(const struct msghdr *msg, unsigned int flags,
+		     devmem_cmsg_fn fn, void *arg);
+void devmem_frag_from_cmsg(struct devmem_frag *f,
+			   const struct dmabuf_cmsg *dc);
+
+/*
+ * The control buffer of one recvmsg(MSG_SOCK_DEVMEM) and the arrays its
+ * cmsgs are parsed into (src/recv.c): devmem_recv()'s context has one,
+ * and so does each io_uring request (src/uring.c).
  */
 struct devmem_ctrl {
 	unsigned int slots;		/* devmem cmsgs the buffer holds */
 	void *control;			/* slots * CMSG_SPACE(dmabuf_cmsg) */
 	struct devmem_frag *frags;	/* slots entries */
+	struct devmem_seg *segs;	/* slots + 1 entries */
 };
 
 /* Room for @frags fragments (0: 128; at most DEVMEM_RX_MAX_FRAGS).
@@ -67,13 +81,21 @@ void devmem_ctrl_msg(struct devmem_ctrl *c, struct msghdr *msg,
  * -ENOMEM (the old buffer stays).
  */
 int devmem_ctrl_grow(struct devmem_ctrl *c);
-/* What a recvmsg that returned @ret into @msg got: @ret itself when it is
- * 0 or negative (with *@res empty), else @ret with *@res filled from the
- * cmsgs, or -EBADMSG/-EPROTO as devmem_recv() documents.
+/* What a recvmsg that returned @ret into @msg, with @buf for host data,
+ * got: @ret itself when it is 0 or negative (with *@res empty), else @ret
+ * with *@res filled from the cmsgs, or -EBADMSG/-EPROTO as devmem_recv()
+ * documents. *@res is filled whole, its size field included.
  */
 ssize_t devmem_ctrl_result(const struct devmem_ctrl *c,
 			   const struct msghdr *msg, unsigned int cmsg_flags,
-			   ssize_t ret, struct devmem_rx_result *res);
+			   const void *buf, ssize_t ret,
+			   struct devmem_rx_result *res);
+/* Copy @res to the caller's @dst, as much of it as dst->size says the
+ * caller knows; dst->size itself stays. -EINVAL when dst->size is
+ * smaller than the first version of the struct.
+ */
+int devmem_rx_result_copy(struct devmem_rx_result *dst,
+			  const struct devmem_rx_result *res);
 
 /*
  * Test hooks: replace the system call an object makes. Each returns what

@@ -38,10 +38,13 @@ static ssize_t devmem_rx_sys_recvmsg(int fd, struct msghdr *msg, int flags,
 	return ret < 0 ? -errno : ret;
 }
 
-/* Both arrays at @slots; on failure the old ones stay as they were. */
+/* Every array at @slots; on failure the old ones stay as they were. A
+ * receive has a segment per cmsg, or one for plain host data.
+ */
 static int devmem_ctrl_resize(struct devmem_ctrl *c, unsigned int slots)
 {
 	struct devmem_frag *frags;
+	struct devmem_seg *segs;
 	void *control;
 
 	control = malloc((size_t)slots * DEVMEM_RX_SLOT);
@@ -50,14 +53,21 @@ static int devmem_ctrl_resize(struct devmem_ctrl *c, unsigned int slots)
 	frags = calloc(slots, sizeof(*frags));
 	if (!frags)
 		goto err_free_control;
+	segs = calloc((size_t)slots + 1, sizeof(*segs));
+	if (!segs)
+		goto err_free_frags;
 
 	free(c->control);
 	free(c->frags);
+	free(c->segs);
 	c->control = control;
 	c->frags = frags;
+	c->segs = segs;
 	c->slots = slots;
 	return 0;
 
+err_free_frags:
+	free(frags);
 err_free_control:
 	free(control);
 	return -ENOMEM;
@@ -71,6 +81,7 @@ int devmem_ctrl_init(struct devmem_ctrl *c, unsigned int frags)
 		frags = DEVMEM_RX_MAX_FRAGS;
 	c->control = NULL;
 	c->frags = NULL;
+	c->segs = NULL;
 	return devmem_ctrl_resize(c, frags);
 }
 
@@ -78,8 +89,10 @@ void devmem_ctrl_release(struct devmem_ctrl *c)
 {
 	free(c->control);
 	free(c->frags);
+	free(c->segs);
 	c->control = NULL;
 	c->frags = NULL;
+	c->segs = NULL;
 	c->slots = 0;
 }
 
@@ -106,48 +119,114 @@ int devmem_ctrl_grow(struct devmem_ctrl *c)
 
 /*
  * A receive is either plain host data (no devmem cmsgs) or device-memory
- * data, every byte of which a cmsg accounts for: the kernel never mixes
- * the two in one call.
+ * data, every byte of which a cmsg accounts for, in stream order: an
+ * skb's linear bytes (SCM_DEVMEM_LINEAR, copied to the user buffer one
+ * after the other), then its fragments.
  */
-static int devmem_ctrl_account(const struct devmem_ctrl *c, size_t nr,
-			       uint64_t linear, size_t received,
-			       struct devmem_rx_result *res)
+struct devmem_seg_state {
+	struct devmem_ctrl *c;
+	const unsigned char *host;	/* where the next host bytes are */
+	size_t nr_segs, nr_frags;
+	uint64_t host_bytes, dmabuf_bytes;
+};
+
+static int devmem_seg_add(int linear, const struct dmabuf_cmsg *dc,
+			  void *arg)
 {
-	uint64_t dmabuf = 0;
-	size_t i;
+	struct devmem_seg_state *st = arg;
+	struct devmem_seg *seg, *last;
 
-	for (i = 0; i < nr; i++)
-		dmabuf += c->frags[i].size;
-	if (dmabuf > received)
+	/* Every cmsg takes a slot: more than fit is not the kernel. */
+	if (st->nr_segs >= st->c->slots)
 		return -EPROTO;
-	if ((nr || linear) && linear + dmabuf != received)
-		return -EPROTO;
-
-	res->frags = c->frags;
-	res->nr_frags = nr;
-	res->dmabuf_bytes = dmabuf;
-	res->host_bytes = received - dmabuf;
+	last = st->nr_segs ? &st->c->segs[st->nr_segs - 1] : NULL;
+	if (linear) {
+		st->host_bytes += dc->frag_size;
+		if (!dc->frag_size)
+			return 0;
+		/* Linear bytes of consecutive skbs are one piece of the
+		 * buffer.
+		 */
+		if (last && last->type == DEVMEM_SEG_HOST) {
+			last->len += dc->frag_size;
+		} else {
+			seg = &st->c->segs[st->nr_segs++];
+			memset(seg, 0, sizeof(*seg));
+			seg->type = DEVMEM_SEG_HOST;
+			seg->len = dc->frag_size;
+			seg->host = st->host;
+		}
+		st->host += dc->frag_size;
+		return 0;
+	}
+	seg = &st->c->segs[st->nr_segs++];
+	memset(seg, 0, sizeof(*seg));
+	seg->type = DEVMEM_SEG_DMABUF;
+	seg->len = dc->frag_size;
+	devmem_frag_from_cmsg(&seg->frag, dc);
+	st->c->frags[st->nr_frags++] = seg->frag;
+	st->dmabuf_bytes += dc->frag_size;
 	return 0;
 }
 
 ssize_t devmem_ctrl_result(const struct devmem_ctrl *c,
 			   const struct msghdr *msg, unsigned int cmsg_flags,
-			   ssize_t ret, struct devmem_rx_result *res)
+			   const void *buf, ssize_t ret,
+			   struct devmem_rx_result *res)
 {
-	uint64_t linear;
-	size_t nr;
+	struct devmem_seg_state st = {
+		.c = (struct devmem_ctrl *)c,
+		.host = buf,
+	};
+	struct devmem_seg *seg;
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	res->size = sizeof(*res);
 	if (ret <= 0)
 		return ret;
-	err = devmem_parse_cmsgs(msg, cmsg_flags, c->frags, c->slots, &nr,
-				 &linear);
-	if (err == -ENOSPC)
-		err = -EPROTO;	/* more cmsgs than fit: not the kernel */
-	if (!err)
-		err = devmem_ctrl_account(c, nr, linear, ret, res);
-	return err ? err : ret;
+	err = devmem_cmsg_walk(msg, cmsg_flags, devmem_seg_add, &st);
+	if (err)
+		return err;
+	if (st.nr_segs || st.host_bytes) {
+		if (st.host_bytes + st.dmabuf_bytes != (uint64_t)ret)
+			return -EPROTO;
+	} else {
+		/* Plain data: all of it in the buffer. */
+		seg = &c->segs[st.nr_segs++];
+		memset(seg, 0, sizeof(*seg));
+		seg->type = DEVMEM_SEG_HOST;
+		seg->len = ret;
+		seg->host = buf;
+		st.host_bytes = ret;
+		res->flags |= DEVMEM_RX_PLAIN;
+	}
+
+	res->segs = c->segs;
+	res->nr_segs = st.nr_segs;
+	res->frags = c->frags;
+	res->nr_frags = st.nr_frags;
+	res->host_bytes = st.host_bytes;
+	res->dmabuf_bytes = st.dmabuf_bytes;
+	return ret;
+}
+
+/* The fields of the first version of struct devmem_rx_result. */
+#define DEVMEM_RX_RESULT_SIZE_1_0 \
+	(offsetof(struct devmem_rx_result, flags) + sizeof(unsigned int))
+
+int devmem_rx_result_copy(struct devmem_rx_result *dst,
+			  const struct devmem_rx_result *res)
+{
+	size_t size = dst->size;
+
+	if (size < DEVMEM_RX_RESULT_SIZE_1_0)
+		return -EINVAL;
+	if (size > sizeof(*res))
+		size = sizeof(*res);
+	memcpy((char *)dst + sizeof(dst->size),
+	       (const char *)res + sizeof(res->size), size - sizeof(res->size));
+	return 0;
 }
 
 DEVMEM_EXPORT int devmem_rx_new(struct devmem_rx **rxp, unsigned int frags,
@@ -196,13 +275,17 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 				  struct devmem_rx_result *res)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct devmem_rx_result out;
 	struct msghdr msg;
 	ssize_t ret;
 	int err;
 
 	if (!rx || !res || (len && !buf))
 		return -EINVAL;
-	memset(res, 0, sizeof(*res));
+	devmem_ctrl_result(&rx->ctrl, NULL, 0, NULL, 0, &out);
+	err = devmem_rx_result_copy(res, &out);
+	if (err)
+		return err;
 
 	for (;;) {
 		devmem_ctrl_msg(&rx->ctrl, &msg, &iov);
@@ -214,5 +297,9 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 		if (err)
 			return err;
 	}
-	return devmem_ctrl_result(&rx->ctrl, &msg, rx->cmsg_flags, ret, res);
+	ret = devmem_ctrl_result(&rx->ctrl, &msg, rx->cmsg_flags, buf, ret,
+				 &out);
+	if (ret > 0)
+		devmem_rx_result_copy(res, &out);
+	return ret;
 }

@@ -219,8 +219,8 @@ static int devmem_uring_reap(struct devmem_uring *u,
 	c->user_data = r->user_data;
 	c->fd = r->fd;
 	c->buf = r->iov.iov_base;
-	c->ret = devmem_ctrl_result(&r->ctrl, &r->msg, u->cmsg_flags, ret,
-				    &c->rx);
+	c->ret = devmem_ctrl_result(&r->ctrl, &r->msg, u->cmsg_flags,
+				    r->iov.iov_base, ret, &c->rx);
 	return 1;
 }
 

@@ -9,6 +9,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,7 +31,7 @@ static int new_rx(struct devmem_rx **rx, unsigned int frags,
 static int test_grow(void)
 {
 	struct fake_sock s = { .nr = 20, .frag_size = 4096, .min_slots = 5 };
-	struct devmem_rx_result res;
+	struct devmem_rx_result res = { .size = sizeof(res) };
 	struct devmem_rx *rx;
 	char buf[64];
 
@@ -58,7 +59,7 @@ static int test_grow_bounded(void)
 {
 	struct fake_sock s = { .nr = 1, .frag_size = 4096,
 			       .min_slots = DEVMEM_RX_MAX_FRAGS + 1 };
-	struct devmem_rx_result res;
+	struct devmem_rx_result res = { .size = sizeof(res) };
 	struct devmem_rx *rx;
 	char buf[64];
 
@@ -76,7 +77,7 @@ static int test_grow_bounded(void)
 static int test_no_loss(void)
 {
 	struct fake_sock s = { .nr = 1000, .frag_size = 1000, .linear = 66 };
-	struct devmem_rx_result res;
+	struct devmem_rx_result res = { .size = sizeof(res) };
 	uint32_t expect = 1;
 	uint64_t total = 0;
 	struct devmem_rx *rx;
@@ -103,10 +104,52 @@ static int test_no_loss(void)
 	return T_PASS;
 }
 
+/*
+ * Linear bytes and fragments mixed in one receive: the segments give
+ * them in stream order, host bytes packed from the buffer's start, and
+ * the fragments alone come in the same order.
+ */
+static int test_order(void)
+{
+	struct fake_sock s = { .nr = 5, .frag_size = 1000, .linear = 66 };
+	struct devmem_rx_result res = { .size = sizeof(res) };
+	struct devmem_rx *rx;
+	char buf[1024];
+	size_t i;
+
+	CHECK_EQ(new_rx(&rx, 16, &s), 0);
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res),
+		 5 * (66 + 1000));
+	CHECK_EQ(res.nr_segs, 10);
+	CHECK_EQ(res.nr_frags, 5);
+	CHECK_EQ(res.host_bytes, 5 * 66);
+	CHECK_EQ(res.dmabuf_bytes, 5 * 1000);
+	CHECK_EQ(res.flags, 0);
+	for (i = 0; i < 5; i++) {
+		const struct devmem_seg *h = &res.segs[2 * i];
+		const struct devmem_seg *d = &res.segs[2 * i + 1];
+
+		CHECK_EQ(h->type, DEVMEM_SEG_HOST);
+		CHECK_EQ(h->len, 66);
+		CHECK(h->host == buf + 66 * i);
+		CHECK_EQ(h->frag.size, 0);
+		CHECK_EQ(d->type, DEVMEM_SEG_DMABUF);
+		CHECK_EQ(d->len, 1000);
+		CHECK(d->host == NULL);
+		CHECK_EQ(d->frag.token, i + 1);
+		CHECK_EQ(d->frag.offset, i * 4096);
+		CHECK_EQ(d->frag.size, 1000);
+		CHECK_EQ(d->frag.dmabuf_id, 3);
+		CHECK_EQ(res.frags[i].token, d->frag.token);
+	}
+	devmem_rx_free(rx);
+	return T_PASS;
+}
+
 static int test_errors(void)
 {
 	struct fake_sock s = { .nr = 4, .frag_size = 4096, .force = -EAGAIN };
-	struct devmem_rx_result res;
+	struct devmem_rx_result res = { .size = sizeof(res) };
 	struct devmem_rx *rx;
 	char buf[64];
 
@@ -126,6 +169,15 @@ static int test_errors(void)
 
 	CHECK_EQ(devmem_recv(NULL, 0, buf, sizeof(buf), 0, &res), -EINVAL);
 	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, NULL), -EINVAL);
+	/* A result without its size, or of less than the first version. */
+	s.next = 0;
+	s.bad_sum = 0;
+	res.size = 0;
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EINVAL);
+	res.size = offsetof(struct devmem_rx_result, flags);
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EINVAL);
+	CHECK_EQ(s.next, 0);
+	res.size = sizeof(res);
 	CHECK_EQ(devmem_recv(rx, 0, NULL, 1, 0, &res), -EINVAL);
 	CHECK_EQ(devmem_rx_new(&rx, 1, 1U << 9), -EINVAL);
 	devmem_rx_free(rx);
@@ -135,7 +187,7 @@ static int test_errors(void)
 
 static int test_loopback(void)
 {
-	struct devmem_rx_result res;
+	struct devmem_rx_result res = { .size = sizeof(res) };
 	struct devmem_rx *rx;
 	char buf[64] = "";
 	int cfd = -1, sfd = -1;
@@ -149,6 +201,12 @@ static int test_loopback(void)
 	CHECK_EQ(res.host_bytes, 5);
 	CHECK_EQ(res.dmabuf_bytes, 0);
 	CHECK_EQ(res.nr_frags, 0);
+	/* Plain data is one host segment: the whole buffer's worth. */
+	CHECK_EQ(res.nr_segs, 1);
+	CHECK_EQ(res.segs[0].type, DEVMEM_SEG_HOST);
+	CHECK_EQ(res.segs[0].len, 5);
+	CHECK(res.segs[0].host == buf);
+	CHECK_EQ(res.flags, DEVMEM_RX_PLAIN);
 
 	CHECK_EQ(devmem_recv(rx, sfd, buf, sizeof(buf), MSG_DONTWAIT, &res),
 		 -EAGAIN);
@@ -163,6 +221,7 @@ static const struct t_case cases[] = {
 	{ "etoosmall-grows", test_grow },
 	{ "etoosmall-bounded", test_grow_bounded },
 	{ "no-loss", test_no_loss },
+	{ "order", test_order },
 	{ "errors", test_errors },
 	{ "loopback", test_loopback },
 };

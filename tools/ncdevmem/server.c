@@ -3,13 +3,9 @@
  * ncdevmem server: NIC set-up, a dma-buf bound to rx queues, one TCP
  * connection received with recvmsg(MSG_SOCK_DEVMEM).
  *
- * The stream is checked in order: the bytes of one recvmsg come as cmsgs,
- * SCM_DEVMEM_LINEAR for bytes the kernel copied into our buffer and
- * SCM_DEVMEM_DMABUF for each fragment left in the dma-buf, interleaved in
- * stream order (an skb's linear bytes, then its fragments). devmem_recv()
- * reports the fragments and the sum of the linear bytes, which loses that
- * order, so this receives with recvmsg() itself and hands each cmsg to
- * devmem_parse_cmsgs() on its own. Fragments are read through
+ * The stream is checked in order: devmem_recv() gives each receive as
+ * segments in stream order, bytes the kernel copied into our buffer and
+ * fragments left in the dma-buf. Fragments are read through
  * devmem_dmabuf_read(); tokens go back through a devmem_recycler.
  */
 #include <errno.h>
@@ -25,12 +21,8 @@
 
 #include "ncdevmem.h"
 
-#ifndef MSG_SOCK_DEVMEM
-#define MSG_SOCK_DEVMEM	0x2000000	/* the kernel's; not in libc */
-#endif
-
 #define IOV_LEN		(2 << 20)	/* linear bytes and the receive's limit */
-#define CTRL_LEN	(128 << 10)	/* 3276 devmem cmsgs of 40 bytes */
+#define RX_FRAGS	4096		/* control buffer, in fragments, to start */
 #define READ_CHUNK	(64 << 10)	/* dma-buf reads */
 
 struct server {
@@ -47,7 +39,8 @@ struct server {
 	FILE *trace;			/* --trace */
 	bool validating;
 	struct checker *chk;
-	uint8_t *iov, *ctrl, *tmp;
+	struct devmem_rx *rx;
+	uint8_t *iov, *tmp;
 
 	/* the stream */
 	uint64_t off;			/* bytes so far */
@@ -329,46 +322,14 @@ static int take_frag(struct server *s, const struct devmem_frag *f)
 	return 0;
 }
 
-/* The bytes and cmsgs of one recvmsg() that returned @n. */
-static int take(struct server *s, struct msghdr *m, size_t n)
+/* The segments of one receive of @n bytes, in stream order. */
+static int take(struct server *s, const struct devmem_rx_result *res,
+		size_t n)
 {
-	struct devmem_frag f;
-	struct cmsghdr *cm;
-	struct msghdr one;
-	uint64_t linear, lin_off = 0, dm = 0;
-	bool devmem = false;
-	size_t nr;
-	int err;
+	const struct devmem_seg *seg;
+	size_t i;
 
-	if (m->msg_flags & MSG_CTRUNC)
-		return failf(s, EXIT_FAIL, "control data truncated (MSG_CTRUNC)");
-	for (cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR(m, cm)) {
-		memset(&one, 0, sizeof(one));
-		one.msg_control = cm;
-		one.msg_controllen = cm->cmsg_len;
-		err = devmem_parse_cmsgs(&one, DEVMEM_CMSG_SKIP_OTHER, &f, 1,
-					 &nr, &linear);
-		if (err)
-			return failf(s, EXIT_FAIL, "a malformed cmsg: %s",
-				     strerror(-err));
-		if (nr == 1) {
-			devmem = true;
-			dm += f.size;
-			if (take_frag(s, &f))
-				return -1;
-		} else if (linear) {
-			devmem = true;
-			if (lin_off + linear > n)
-				return failf(s, EXIT_FAIL,
-					     "linear cmsgs claim more than the %zu bytes received", n);
-			if (trace(s, "l %llu\n", (unsigned long long)linear) ||
-			    consume(s, s->iov + lin_off, linear))
-				return -1;
-			s->linear_bytes += linear;
-			lin_off += linear;
-		}
-	}
-	if (!devmem) {
+	if (res->flags & DEVMEM_RX_PLAIN) {
 		/* host memory: the flow did not come through a bound queue */
 		if (!s->plain_bytes)
 			msg("%zu bytes at offset %llu arrived outside device memory: flow steering error",
@@ -378,16 +339,24 @@ static int take(struct server *s, struct msghdr *m, size_t n)
 			return -1;
 		return consume(s, s->iov, n);
 	}
-	if (lin_off + dm != n)
-		return failf(s, EXIT_FAIL, "cmsgs account for %llu of the %zu bytes received",
-			     (unsigned long long)(lin_off + dm), n);
+	for (i = 0; i < res->nr_segs; i++) {
+		seg = &res->segs[i];
+		if (seg->type == DEVMEM_SEG_DMABUF) {
+			if (take_frag(s, &seg->frag))
+				return -1;
+			continue;
+		}
+		if (trace(s, "l %u\n", seg->len) ||
+		    consume(s, seg->host, seg->len))
+			return -1;
+		s->linear_bytes += seg->len;
+	}
 	return 0;
 }
 
 static void receive(struct server *s)
 {
-	struct iovec iov = { .iov_base = s->iov, .iov_len = IOV_LEN };
-	struct msghdr m;
+	struct devmem_rx_result res = { .size = sizeof(res) };
 	ssize_t n;
 
 	s->t0 = now_s();
@@ -397,22 +366,22 @@ static void receive(struct server *s)
 			failf(s, EXIT_FAIL, "interrupted");
 			break;
 		}
-		memset(&m, 0, sizeof(m));
-		m.msg_iov = &iov;
-		m.msg_iovlen = 1;
-		m.msg_control = s->ctrl;
-		m.msg_controllen = CTRL_LEN;
-		n = recvmsg(s->fd, &m, MSG_SOCK_DEVMEM);
-		if (n < 0 && errno == EINTR)
+		n = devmem_recv(s->rx, s->fd, s->iov, IOV_LEN, 0, &res);
+		if (n == -EINTR)
 			continue;
+		if (n == -EPROTO || n == -EBADMSG) {
+			failf(s, EXIT_FAIL, "recvmsg(MSG_SOCK_DEVMEM): control data %s",
+			      n == -EPROTO ? "malformed" : "truncated (MSG_CTRUNC)");
+			break;
+		}
 		if (n < 0) {
 			failf(s, EXIT_FAIL, "recvmsg(MSG_SOCK_DEVMEM): %s",
-			      strerror(errno));
+			      strerror(-n));
 			break;
 		}
 		if (!n)
 			break;
-		if (take(s, &m, n))
+		if (take(s, &res, n))
 			break;
 		if (s->cfg->has_bytes && s->off > s->cfg->bytes) {
 			failf(s, EXIT_FAIL, "more than the %llu bytes expected",
@@ -523,10 +492,10 @@ int run_server(const struct config *cfg)
 
 	s.validating = cfg->period != 0;
 	s.iov = malloc(IOV_LEN);
-	s.ctrl = malloc(CTRL_LEN);
 	s.tmp = malloc(READ_CHUNK);
 	s.chk = calloc(1, sizeof(*s.chk));
-	if (!s.iov || !s.ctrl || !s.tmp || !s.chk) {
+	if (!s.iov || !s.tmp || !s.chk ||
+	    devmem_rx_new(&s.rx, RX_FRAGS, DEVMEM_CMSG_SKIP_OTHER)) {
 		failf(&s, EXIT_FAIL, "out of memory");
 		goto out;
 	}
@@ -605,8 +574,8 @@ out:
 		fflush(stdout);
 	if (connected)
 		print_summary(&s);
+	devmem_rx_free(s.rx);
 	free(s.iov);
-	free(s.ctrl);
 	free(s.tmp);
 	free(s.chk);
 	return s.failure ? s.status : EXIT_PASS;
