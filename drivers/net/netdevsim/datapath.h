@@ -97,6 +97,7 @@ struct nsim_rq {
 	bool fail_pool_create;		/* next page-pool creation fails */
 	bool devmem_optout;		/* payload pools refuse device memory */
 	u8 csum;			/* enum nsim_rx_csum, read per packet */
+	u32 hds_payload;		/* payload bytes in the header buffer */
 	atomic_t fail_alloc;		/* fail this many buffer allocations */
 	atomic_t drop_next;		/* drop this many packets */
 	struct page *held[NSIM_HOLD_MAX];	/* buffers the "NIC" keeps */

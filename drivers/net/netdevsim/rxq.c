@@ -121,6 +121,9 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 	/* Not TCP/UDP: as much as fits in the header buffer. */
 	if (!hlen || hlen > NSIM_HDR_BUF_SIZE)
 		hlen = min_t(unsigned int, wp->len, NSIM_HDR_BUF_SIZE);
+	else
+		hlen = min3(wp->len, hlen + READ_ONCE(rq->hds_payload),
+			    (unsigned int)NSIM_HDR_BUF_SIZE);
 
 	netmem = nsim_rq_alloc(rq, pp);
 	if (!netmem)

@@ -20,6 +20,11 @@
  *   csum              what rx checksum offload reports: unnecessary (TCP/UDP
  *                     verified, the default), complete (CHECKSUM_COMPLETE,
  *                     summed by the DMA engine) or none (CHECKSUM_NONE)
+ *   hds_payload       header split: the first N bytes of each TCP/UDP
+ *                     packet's payload go to the header buffer with the
+ *                     headers (0, the default: headers only), as on a
+ *                     device that splits at a fixed offset; headers and
+ *                     payload together stop at the header buffer's size
  *
  * and one file for the port, /sys/kernel/debug/.../ports/P/rxq/busy: how
  * many of its rx queues have work in hand (wire packets in the FIFO, or
@@ -262,6 +267,24 @@ static int nsim_count_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(nsim_count_fops, nsim_count_get, nsim_count_set,
 			 "%llu\n");
 
+static int nsim_hds_payload_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(*(u32 *)data);
+	return 0;
+}
+
+/* Read per packet by the poll: takes effect at the next packet. */
+static int nsim_hds_payload_set(void *data, u64 val)
+{
+	if (val > NSIM_HDR_BUF_SIZE)
+		return -EINVAL;
+	WRITE_ONCE(*(u32 *)data, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(nsim_hds_payload_fops, nsim_hds_payload_get,
+			 nsim_hds_payload_set, "%llu\n");
+
 static int nsim_busy_show(struct seq_file *m, void *unused)
 {
 	struct netdevsim *ns = m->private;
@@ -313,6 +336,9 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 				    &nsim_unpool_fops);
 		debugfs_create_file("csum", 0600, rq->ddir, rq,
 				    &nsim_csum_fops);
+		debugfs_create_file_unsafe("hds_payload", 0600, rq->ddir,
+					   &rq->hds_payload,
+					   &nsim_hds_payload_fops);
 	}
 }
 
