@@ -18,6 +18,10 @@
 #   steered to the bound queue 3) with IORING_OP_RECVMSG and
 #   MSG_SOCK_DEVMEM, checks every byte through the udmabuf and hands the
 #   tokens back; with the wrong pattern seed it must fail.
+# * ordered receive: recv-vm receives with devmem_recv() and checks every
+#   byte in the order of each receive's segments. netdevsim's hds_payload
+#   knob puts the first bytes of every packet's payload in host memory,
+#   so that receives mix host bytes and fragments.
 
 load lib/vm
 load lib/nsim
@@ -112,13 +116,13 @@ own_netns() {
 	[ "$output" = "bind-vm: bind-rx: Invalid argument: header split (tcp-data-split) is off on the device" ]
 }
 
-# uring_rx BYTES [SEED]: uring-vm on queue 3 of B in the background, back
-# once it listens; URING_PID, URING_OUT.
-uring_rx() {
+# stream_rx PROG BYTES [SEED]: PROG (uring-vm, recv-vm) on queue 3 of B in
+# the background, back once it listens; URING_PID, URING_OUT.
+stream_rx() {
 	URING_OUT=$BATS_TEST_TMPDIR/uring.$RANDOM
 	# (background processes here close bats' fd 3, or bats waits for them)
-	ip netns exec "$NSB" "$LIBTESTS/uring-vm" "$DEVB" 3 "$PORT" "$1" \
-		"$URING_OUT.ready" ${2:+"$2"} >"$URING_OUT" 2>&1 3>&- &
+	ip netns exec "$NSB" "$LIBTESTS/$1" "$DEVB" 3 "$PORT" "$2" \
+		"$URING_OUT.ready" ${3:+"$3"} >"$URING_OUT" 2>&1 3>&- &
 	URING_PID=$!
 	wait_until 30 test -e "$URING_OUT.ready"
 }
@@ -126,7 +130,7 @@ uring_rx() {
 @test "uring-vm: a devmem flow through io_uring recvmsg into a bound udmabuf, every byte checked, every token back" {
 	[ -x "$LIBTESTS/uring-vm" ]
 	devmem_setup
-	uring_rx 32M
+	stream_rx uring-vm 32M
 	send "$IP4B" 32M
 	local rc=0
 	wait "$URING_PID" || rc=$?
@@ -137,7 +141,7 @@ uring_rx() {
 	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ ifindex=$IFB\ queue=3$ ]]
 	local id=${BASH_REMATCH[1]}
 	# all of it in device memory, none in host memory
-	[[ ${lines[1]} =~ ^received\ 33554432\ bytes:\ linear\ 0,\ dmabuf\ 33554432\ in\ ([0-9]+)\ frags,\ ([0-9]+)\ completions$ ]]
+	[[ ${lines[1]} =~ ^received\ 33554432\ bytes:\ linear\ 0,\ dmabuf\ 33554432\ in\ ([0-9]+)\ frags,\ [0-9]+\ receives,\ 0\ mixed,\ 0\ plain$ ]]
 	local frags=${BASH_REMATCH[1]}
 	[ "$frags" -ge $(((32 << 20) / 4096)) ]
 	[[ ${lines[2]} =~ ^tokens\ freed=$frags\ unknown=0\ calls=[1-9][0-9]*$ ]]
@@ -147,11 +151,60 @@ uring_rx() {
 
 @test "uring-vm: the same flow checked against another pattern fails at its first byte" {
 	devmem_setup
-	uring_rx 1M 2
+	stream_rx uring-vm 1M 2
 	run send "$IP4B" 1M
 	local rc=0
 	wait "$URING_PID" || rc=$?
 	cat "$URING_OUT"
 	[ "$rc" -eq 1 ]
 	grep -q "^uring-vm: dmabuf: byte 0 of the stream is 0x.., expected 0x..$" "$URING_OUT"
+}
+
+# recv_mixed HDS_PAYLOAD: 16 MiB through recv-vm with the queue's
+# hds_payload knob at HDS_PAYLOAD; checks it and leaves its counts in
+# LINEAR, DMABUF, FRAGS, RECEIVES, MIXED, PLAIN.
+recv_mixed() {
+	devmem_setup
+	echo "$1" >"$DFSB/rxq/3/hds_payload"
+	[ "$(cat "$DFSB/rxq/3/hds_payload")" = "$1" ]
+	stream_rx recv-vm 16M
+	send "$IP4B" 16M
+	local rc=0
+	wait "$URING_PID" || rc=$?
+	cat "$URING_OUT"
+	[ "$rc" -eq 0 ]
+	mapfile -t lines <"$URING_OUT"
+	[ "${#lines[@]}" -eq 3 ]
+	[[ ${lines[1]} =~ ^received\ 16777216\ bytes:\ linear\ ([0-9]+),\ dmabuf\ ([0-9]+)\ in\ ([0-9]+)\ frags,\ ([0-9]+)\ receives,\ ([0-9]+)\ mixed,\ ([0-9]+)\ plain$ ]]
+	LINEAR=${BASH_REMATCH[1]} DMABUF=${BASH_REMATCH[2]} FRAGS=${BASH_REMATCH[3]}
+	RECEIVES=${BASH_REMATCH[4]} MIXED=${BASH_REMATCH[5]} PLAIN=${BASH_REMATCH[6]}
+	[[ ${lines[2]} =~ ^tokens\ freed=$FRAGS\ unknown=0\ calls=[1-9][0-9]*$ ]]
+}
+
+@test "recv-vm: headers split off exactly, every receive is fragments alone, in order" {
+	recv_mixed 0
+	[ "$LINEAR" -eq 0 ]
+	[ "$DMABUF" -eq $((16 << 20)) ]
+	[ "$MIXED" -eq 0 ]
+	[ "$PLAIN" -eq 0 ]
+}
+
+@test "recv-vm: 100 payload bytes of every packet in host memory: receives mix both, every byte in order" {
+	recv_mixed 100
+	# every full-sized packet leaves 100 bytes in host memory
+	[ "$LINEAR" -ge $(((16 << 20) / 1448 * 100)) ]
+	[ "$((LINEAR + DMABUF))" -eq $((16 << 20)) ]
+	[ "$MIXED" -ge 1 ]
+	[ "$FRAGS" -ge $(((16 << 20) / 4096)) ]
+}
+
+@test "hds_payload: up to the header buffer's 256 bytes; more, or not a number, is EINVAL" {
+	NSIM_NO_IPV6=1 nsim_pair 4
+	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 0 ]
+	run sysfs_write "$DFSB/rxq/3/hds_payload" 257
+	[ "$output" = "Invalid argument" ]
+	run sysfs_write "$DFSB/rxq/3/hds_payload" x
+	[ "$output" = "Invalid argument" ]
+	sysfs_write "$DFSB/rxq/3/hds_payload" 256
+	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 256 ]
 }
