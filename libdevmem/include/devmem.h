@@ -21,6 +21,25 @@
 extern "C" {
 #endif
 
+/*
+ * Version
+ *
+ * The header's version; devmem_version() gives the library's, the one a
+ * program runs with, in the same encoding. A program built against
+ * MAJOR.MINOR runs with any library of the same MAJOR and a MINOR as
+ * high or higher (the symbol versions of the shared library enforce
+ * it). Within a MAJOR, structs the caller allocates (those with a size
+ * member) and structs the library hands out only grow at their end.
+ */
+#define DEVMEM_VERSION_MAJOR	1
+#define DEVMEM_VERSION_MINOR	0
+#define DEVMEM_VERSION_NUMBER(major, minor)	(((major) << 16) | (minor))
+#define DEVMEM_VERSION \
+	DEVMEM_VERSION_NUMBER(DEVMEM_VERSION_MAJOR, DEVMEM_VERSION_MINOR)
+
+/* The running library's DEVMEM_VERSION. Cannot fail. */
+unsigned int devmem_version(void);
+
 struct msghdr;
 
 /* Reason text of the last failure in this thread; "" when there is none. */

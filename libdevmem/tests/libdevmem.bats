@@ -28,6 +28,19 @@ run_prog() {
 	[ "$status" -eq 0 ]
 }
 
+@test "version: the macros, devmem_version(), the pc file and the soname agree" {
+	run_prog version
+	local major minor
+	major=$(sed -n 's/^#define DEVMEM_VERSION_MAJOR[[:space:]]*//p' "$LIB/include/devmem.h")
+	minor=$(sed -n 's/^#define DEVMEM_VERSION_MINOR[[:space:]]*//p' "$LIB/include/devmem.h")
+	run pkg-config --modversion "$O/libdevmem.pc"
+	[ "$output" = "$major.$minor" ]
+	run readelf -d "$O/libdevmem.so.$major"
+	[[ $output == *"Library soname: [libdevmem.so.$major]"* ]]
+	run readelf --dyn-syms --wide "$O/libdevmem.so.$major"
+	[[ $output == *" devmem_version@@LIBDEVMEM_$major.0"* ]]
+}
+
 @test "cmsg: parsing devmem control messages" {
 	run_prog cmsg
 }
