@@ -36,7 +36,7 @@ int devmem_cmsg_walk(const struct msghdr *msg, unsigned int flags,
 	int err;
 
 	if (msg->msg_flags & MSG_CTRUNC)
-		return -EBADMSG;
+		return devmem_fail(-EBADMSG, "the kernel truncated the control data (MSG_CTRUNC)");
 
 	pos = msg->msg_control;
 	end = pos + msg->msg_controllen;
@@ -45,13 +45,19 @@ int devmem_cmsg_walk(const struct msghdr *msg, unsigned int flags,
 		memcpy(&cm, pos, sizeof(cm));
 		if (cm.cmsg_len < CMSG_LEN(0) ||
 		    cm.cmsg_len > (size_t)(end - pos))
-			return -EPROTO;
+			return devmem_fail(-EPROTO, "a cmsg of %zu bytes at offset %td of %zu",
+					   (size_t)cm.cmsg_len,
+					   pos - (const unsigned char *)msg->msg_control,
+					   (size_t)msg->msg_controllen);
 
 		if (!devmem_cmsg_is_devmem(&cm)) {
 			if (!(flags & DEVMEM_CMSG_SKIP_OTHER))
-				return -EPROTO;
+				return devmem_fail(-EPROTO, "a cmsg of level %d type %d, not a devmem one",
+						   cm.cmsg_level, cm.cmsg_type);
 		} else if (cm.cmsg_len != DEVMEM_CMSG_LEN) {
-			return -EPROTO;
+			return devmem_fail(-EPROTO, "a devmem cmsg of %zu bytes, not %zu",
+					   (size_t)cm.cmsg_len,
+					   (size_t)DEVMEM_CMSG_LEN);
 		} else {
 			memcpy(&dc, pos + CMSG_LEN(0), sizeof(dc));
 			err = fn(cm.cmsg_type == SCM_DEVMEM_LINEAR, &dc, arg);
@@ -104,10 +110,18 @@ DEVMEM_EXPORT int devmem_parse_cmsgs(const struct msghdr *msg,
 	struct devmem_parse_state st = { .frags = frags, .max = max_frags };
 	int err;
 
-	if (!msg || (flags & ~DEVMEM_CMSG_SKIP_OTHER) ||
-	    (max_frags && !frags) ||
-	    (msg->msg_controllen && !msg->msg_control))
-		return -EINVAL;
+	devmem_error_clear();
+	if (!msg)
+		return devmem_fail(-EINVAL, "no message");
+	if (flags & ~DEVMEM_CMSG_SKIP_OTHER)
+		return devmem_fail(-EINVAL, "unknown flags 0x%x",
+				   flags & ~DEVMEM_CMSG_SKIP_OTHER);
+	if (max_frags && !frags)
+		return devmem_fail(-EINVAL, "no array for %zu fragments",
+				   max_frags);
+	if (msg->msg_controllen && !msg->msg_control)
+		return devmem_fail(-EINVAL, "msg_controllen %zu without msg_control",
+				   (size_t)msg->msg_controllen);
 	err = devmem_cmsg_walk(msg, flags, devmem_parse_one, &st);
 	if (err)
 		return err;
@@ -116,5 +130,8 @@ DEVMEM_EXPORT int devmem_parse_cmsgs(const struct msghdr *msg,
 		*nr_frags = st.n;
 	if (linear)
 		*linear = st.linear;
-	return st.n > max_frags ? -ENOSPC : 0;
+	if (st.n > max_frags)
+		return devmem_fail(-ENOSPC, "%zu fragments, room for %zu",
+				   st.n, max_frags);
+	return 0;
 }

@@ -81,6 +81,8 @@ void devmem_ctrl_msg(struct devmem_ctrl *c, struct msghdr *msg,
  * -ENOMEM (the old buffer stays).
  */
 int devmem_ctrl_grow(struct devmem_ctrl *c);
+/* Set the reason for @err, devmem_ctrl_grow()'s failure; returns @err. */
+int devmem_ctrl_grow_fail(const struct devmem_ctrl *c, int err);
 /* What a recvmsg that returned @ret into @msg, with @buf for host data,
  * got: @ret itself when it is 0 or negative (with *@res empty), else @ret
  * with *@res filled from the cmsgs, or -EBADMSG/-EPROTO as devmem_recv()
@@ -90,6 +92,13 @@ ssize_t devmem_ctrl_result(const struct devmem_ctrl *c,
 			   const struct msghdr *msg, unsigned int cmsg_flags,
 			   const void *buf, ssize_t ret,
 			   struct devmem_rx_result *res);
+/* The fields of the first version of struct devmem_rx_result, and of a
+ * struct devmem_uring_completion whose rx is that.
+ */
+#define DEVMEM_RX_RESULT_SIZE_1_0 \
+	(offsetof(struct devmem_rx_result, flags) + sizeof(unsigned int))
+#define DEVMEM_URING_COMPLETION_SIZE_1_0 \
+	(offsetof(struct devmem_uring_completion, rx) + DEVMEM_RX_RESULT_SIZE_1_0)
 /* Copy @res to the caller's @dst, as much of it as dst->size says the
  * caller knows; dst->size itself stays. -EINVAL when dst->size is
  * smaller than the first version of the struct.

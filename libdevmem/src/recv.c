@@ -106,6 +106,15 @@ void devmem_ctrl_msg(struct devmem_ctrl *c, struct msghdr *msg,
 	msg->msg_controllen = (size_t)c->slots * DEVMEM_RX_SLOT;
 }
 
+int devmem_ctrl_grow_fail(const struct devmem_ctrl *c, int err)
+{
+	if (err == -EMSGSIZE)
+		return devmem_fail(err, "a control buffer of %u fragments is still too small",
+				   c->slots);
+	return devmem_fail(err, "out of memory growing the control buffer past %u fragments",
+			   c->slots);
+}
+
 int devmem_ctrl_grow(struct devmem_ctrl *c)
 {
 	unsigned int slots = c->slots * 2;
@@ -138,7 +147,8 @@ static int devmem_seg_add(int linear, const struct dmabuf_cmsg *dc,
 
 	/* Every cmsg takes a slot: more than fit is not the kernel. */
 	if (st->nr_segs >= st->c->slots)
-		return -EPROTO;
+		return devmem_fail(-EPROTO, "more devmem cmsgs than the %u the control buffer holds",
+				   st->c->slots);
 	last = st->nr_segs ? &st->c->segs[st->nr_segs - 1] : NULL;
 	if (linear) {
 		st->host_bytes += dc->frag_size;
@@ -190,7 +200,10 @@ ssize_t devmem_ctrl_result(const struct devmem_ctrl *c,
 		return err;
 	if (st.nr_segs || st.host_bytes) {
 		if (st.host_bytes + st.dmabuf_bytes != (uint64_t)ret)
-			return -EPROTO;
+			return devmem_fail(-EPROTO, "the cmsgs account for %llu bytes, recvmsg returned %zd",
+					   (unsigned long long)(st.host_bytes +
+								st.dmabuf_bytes),
+					   ret);
 	} else {
 		/* Plain data: all of it in the buffer. */
 		seg = &c->segs[st.nr_segs++];
@@ -210,10 +223,6 @@ ssize_t devmem_ctrl_result(const struct devmem_ctrl *c,
 	res->dmabuf_bytes = st.dmabuf_bytes;
 	return ret;
 }
-
-/* The fields of the first version of struct devmem_rx_result. */
-#define DEVMEM_RX_RESULT_SIZE_1_0 \
-	(offsetof(struct devmem_rx_result, flags) + sizeof(unsigned int))
 
 int devmem_rx_result_copy(struct devmem_rx_result *dst,
 			  const struct devmem_rx_result *res)
@@ -235,17 +244,24 @@ DEVMEM_EXPORT int devmem_rx_new(struct devmem_rx **rxp, unsigned int frags,
 	struct devmem_rx *rx;
 	int err;
 
-	if (!rxp || (cmsg_flags & ~DEVMEM_CMSG_SKIP_OTHER))
-		return -EINVAL;
+	devmem_error_clear();
+	if (!rxp)
+		return devmem_fail(-EINVAL, "no place for the receive context");
+	if (cmsg_flags & ~DEVMEM_CMSG_SKIP_OTHER)
+		return devmem_fail(-EINVAL, "unknown cmsg flags 0x%x",
+				   cmsg_flags & ~DEVMEM_CMSG_SKIP_OTHER);
 
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)
-		return -ENOMEM;
+		return devmem_fail(-ENOMEM, "out of memory");
 	rx->cmsg_flags = cmsg_flags;
 	rx->recvmsg = devmem_rx_sys_recvmsg;
 	err = devmem_ctrl_init(&rx->ctrl, frags);
-	if (err)
+	if (err) {
+		devmem_fail(err, "out of memory for %u fragments",
+			    frags ? frags : DEVMEM_RX_DEFAULT_FRAGS);
 		goto err_free_rx;
+	}
 
 	*rxp = rx;
 	return 0;
@@ -280,12 +296,17 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 	ssize_t ret;
 	int err;
 
-	if (!rx || !res || (len && !buf))
-		return -EINVAL;
+	devmem_error_clear();
+	if (!rx || !res)
+		return devmem_fail(-EINVAL, "%s", !rx ? "no receive context" :
+				   "no place for the result");
+	if (len && !buf)
+		return devmem_fail(-EINVAL, "no buffer for %zu bytes", len);
 	devmem_ctrl_result(&rx->ctrl, NULL, 0, NULL, 0, &out);
 	err = devmem_rx_result_copy(res, &out);
 	if (err)
-		return err;
+		return devmem_fail(err, "res->size is %zu: set it to sizeof(struct devmem_rx_result)",
+				   res->size);
 
 	for (;;) {
 		devmem_ctrl_msg(&rx->ctrl, &msg, &iov);
@@ -295,8 +316,10 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 			break;
 		err = devmem_ctrl_grow(&rx->ctrl);
 		if (err)
-			return err;
+			return devmem_ctrl_grow_fail(&rx->ctrl, err);
 	}
+	if (ret < 0)
+		return devmem_fail_errno(ret, "recvmsg(MSG_SOCK_DEVMEM)");
 	ret = devmem_ctrl_result(&rx->ctrl, &msg, rx->cmsg_flags, buf, ret,
 				 &out);
 	if (ret > 0)
