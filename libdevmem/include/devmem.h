@@ -133,7 +133,8 @@ struct devmem_rx_result {
 
 /* devmem_rx_result flags: the kernel sent no devmem cmsg, so the bytes
  * came from host memory (a flow that does not arrive through a bound
- * queue) rather than from an skb of device memory's linear part.
+ * queue) rather than from the part of a device-memory packet that the
+ * card left in host memory.
  */
 #define DEVMEM_RX_PLAIN		(1U << 0)
 
@@ -143,8 +144,9 @@ struct devmem_rx_result {
  * (ETOOSMALL, nothing received), it is doubled and the call retried, up
  * to DEVMEM_RX_MAX_FRAGS. A buffer that fills stops the call early; the
  * rest stays queued for the next one.
- * A receive can hold both kinds of bytes (an skb whose payload starts in
- * its linear part): res->segs lists them in the order of the stream, host
+ * A receive can hold both kinds of bytes (a card that splits packets
+ * after a fixed number of bytes leaves the first payload bytes of each in
+ * host memory): res->segs lists them in the order of the stream, host
  * bytes packed from the start of @buf.
  * Returns the bytes received (host_bytes + dmabuf_bytes, also in *@res),
  * 0 at end of stream, or -errno: recvmsg's errors; -EMSGSIZE if the
