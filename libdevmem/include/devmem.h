@@ -387,6 +387,12 @@ void devmem_binding_free(struct devmem_binding *b);
 uint32_t devmem_binding_id(const struct devmem_binding *b);
 int devmem_binding_ifindex(const struct devmem_binding *b);
 
+/* How many buffers the binding has: the kernel cuts the dma-buf into
+ * pages, and each received fragment (each token) holds one. Give it to
+ * devmem_recycler_new().
+ */
+size_t devmem_binding_buffers(const struct devmem_binding *b);
+
 enum devmem_queue_type {
 	DEVMEM_QUEUE_RX = 0,
 	DEVMEM_QUEUE_TX = 1,

@@ -6,15 +6,18 @@
  * freeing the object is the unbind, and a process that dies unbinds too.
  */
 #include "netlink.h"
+#include "dmabuf.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct devmem_binding {
 	struct devmem_nl nl;
 	uint32_t id;
 	int ifindex;
+	size_t buffers;		/* pages of the dma-buf: the kernel's net_iovs */
 };
 
 /* Attribute bytes of one queue: a nest holding its id and type. */
@@ -56,6 +59,8 @@ DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
 {
 	struct devmem_binding *b;
 	struct nl_msg *req;
+	size_t size;
+	long page;
 	int err;
 
 	devmem_error_clear();
@@ -101,6 +106,12 @@ DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
 				  "the kernel's bind-rx reply has no binding id");
 		goto err_close;
 	}
+	/* Only now: a fd the kernel refused gets the kernel's answer. */
+	err = devmem_fd_size(dmabuf_fd, &size);
+	if (err)
+		goto err_close;
+	page = sysconf(_SC_PAGESIZE);
+	b->buffers = size / (size_t)(page > 0 ? page : 4096);
 
 	b->ifindex = ifindex;
 	*bp = b;
@@ -131,4 +142,9 @@ DEVMEM_EXPORT uint32_t devmem_binding_id(const struct devmem_binding *b)
 DEVMEM_EXPORT int devmem_binding_ifindex(const struct devmem_binding *b)
 {
 	return b->ifindex;
+}
+
+DEVMEM_EXPORT size_t devmem_binding_buffers(const struct devmem_binding *b)
+{
+	return b->buffers;
 }

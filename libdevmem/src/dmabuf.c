@@ -78,7 +78,7 @@ devmem_dmabuf_kind(const struct devmem_dmabuf *db)
  * on current kernels). The fd shares its position with the caller's, so
  * put it back: dma-bufs have none (SEEK_CUR fails), other files do.
  */
-static int devmem_fd_size(int fd, size_t *size)
+int devmem_fd_size(int fd, size_t *size)
 {
 	struct stat st;
 	off_t cur, end;

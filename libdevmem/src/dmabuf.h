@@ -38,4 +38,10 @@ struct devmem_dmabuf *devmem_dmabuf_wrap(enum devmem_dmabuf_kind kind, int fd,
  */
 int devmem_dmabuf_check_size(size_t size);
 
+/* The size of the file behind @fd (a dma-buf: lseek(SEEK_END)), leaving
+ * its position as it was. 0, or -errno with the reason set (-EINVAL for
+ * a directory or an empty file).
+ */
+int devmem_fd_size(int fd, size_t *size);
+
 #endif /* LIBDEVMEM_DMABUF_H */
