@@ -179,15 +179,41 @@ struct devmem_recycler_stats {
 	uint64_t pending;	/* tokens waiting for the next flush */
 };
 
+/* Each pending token keeps one buffer of the binding from the NIC. A
+ * recycler told the binding's buffer count flushes before a quarter of
+ * them (1/DEVMEM_RECYCLER_SHARE) are pending, and never waits for more
+ * than DEVMEM_DONTNEED_MAX_TOKENS; one told nothing flushes every
+ * DEVMEM_RECYCLER_DEFAULT_BATCH tokens, which is safe for bindings of at
+ * least DEVMEM_RECYCLER_SHARE * DEVMEM_RECYCLER_DEFAULT_BATCH buffers.
+ */
+#define DEVMEM_RECYCLER_SHARE		4U
+#define DEVMEM_RECYCLER_DEFAULT_BATCH	64U
+
 /*
  * Create a recycler for the tokens of socket @fd (not owned: close it
- * after devmem_recycler_free()). Adding tokens flushes once @batch are
- * pending (0 picks DEVMEM_DONTNEED_MAX_TOKENS). Not safe for concurrent
- * use.
- * Returns 0 and stores it in *@rcp; -EBADF for a negative @fd, -ENOMEM.
+ * after devmem_recycler_free()), whose fragments land in a binding of
+ * @buffers buffers (devmem_binding_buffers(); 0: not known). Adding
+ * tokens flushes once the batch is pending: the smaller of
+ * DEVMEM_DONTNEED_MAX_TOKENS and @buffers / DEVMEM_RECYCLER_SHARE (at
+ * least 1), or DEVMEM_RECYCLER_DEFAULT_BATCH when @buffers is 0. Several
+ * sockets receiving into one binding: give each its share of @buffers.
+ * Not safe for concurrent use.
+ * Returns 0 and stores it in *@rcp; -EINVAL (NULL @rcp), -EBADF for a
+ * negative @fd, -ENOMEM.
  */
 int devmem_recycler_new(struct devmem_recycler **rcp, int fd,
-			unsigned int batch);
+			size_t buffers);
+
+/*
+ * Flush once @batch tokens are pending (0: the default above), but never
+ * later than the recycler's buffer count allows: with a count, @batch is
+ * capped at @buffers / DEVMEM_RECYCLER_SHARE. Without one, a @batch over
+ * the default is safe only for a binding of at least
+ * DEVMEM_RECYCLER_SHARE * @batch buffers. Takes effect at the next add.
+ * Returns the batch now in force (positive), or -EINVAL (NULL @rc,
+ * @batch over INT_MAX).
+ */
+int devmem_recycler_set_batch(struct devmem_recycler *rc, unsigned int batch);
 
 /* Pending tokens are dropped, not flushed: the socket frees them when it
  * closes.

@@ -7,15 +7,24 @@
  * ignored, not refused) and returns how many it freed. Tokens come back
  * from the application in any order, so a batch is sorted first: runs
  * of consecutive tokens become single ranges.
+ *
+ * Each pending token keeps one buffer of the binding out of the NIC's
+ * reach, and a receiver waiting for data adds none: a recycler that waits
+ * for more tokens than the NIC can spare stalls its flow for good. So a
+ * recycler told the binding's buffer count never lets a quarter of them
+ * sit pending (devmem_recycler_new(3) says why a quarter), and one told
+ * nothing flushes every DEVMEM_RECYCLER_DEFAULT_BATCH tokens.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct devmem_recycler {
 	int fd;
+	size_t buffers;			/* the binding's; 0: not known */
 	unsigned int batch;		/* flush when this many are pending */
 	uint32_t *tokens;		/* pending */
 	size_t nr, cap;
@@ -37,8 +46,26 @@ static int devmem_recycler_sys_dontneed(int fd,
 	return ret < 0 ? -errno : ret;
 }
 
+/* The flush threshold for a wanted @batch (0: the default) and the
+ * binding's @buffers (0: not known).
+ */
+static unsigned int devmem_recycler_threshold(size_t buffers,
+					      unsigned int batch)
+{
+	size_t share;
+
+	if (!buffers)
+		return batch ? batch : DEVMEM_RECYCLER_DEFAULT_BATCH;
+	if (!batch)
+		batch = DEVMEM_DONTNEED_MAX_TOKENS;
+	share = buffers / DEVMEM_RECYCLER_SHARE;
+	if (!share)
+		share = 1;
+	return share < batch ? (unsigned int)share : batch;
+}
+
 DEVMEM_EXPORT int devmem_recycler_new(struct devmem_recycler **rcp, int fd,
-				      unsigned int batch)
+				      size_t buffers)
 {
 	struct devmem_recycler *rc;
 
@@ -51,10 +78,20 @@ DEVMEM_EXPORT int devmem_recycler_new(struct devmem_recycler **rcp, int fd,
 	if (!rc)
 		return -ENOMEM;
 	rc->fd = fd;
-	rc->batch = batch ? batch : DEVMEM_DONTNEED_MAX_TOKENS;
+	rc->buffers = buffers;
+	rc->batch = devmem_recycler_threshold(buffers, 0);
 	rc->dontneed = devmem_recycler_sys_dontneed;
 	*rcp = rc;
 	return 0;
+}
+
+DEVMEM_EXPORT int devmem_recycler_set_batch(struct devmem_recycler *rc,
+					    unsigned int batch)
+{
+	if (!rc || batch > INT_MAX)
+		return -EINVAL;
+	rc->batch = devmem_recycler_threshold(rc->buffers, batch);
+	return (int)rc->batch;
 }
 
 DEVMEM_EXPORT void devmem_recycler_free(struct devmem_recycler *rc)

@@ -27,7 +27,8 @@ static int test_unknown_tokens(void)
 
 	if (tcp_pair(&cfd, &sfd))
 		return t_skip("no loopback TCP here");
-	CHECK_EQ(devmem_recycler_new(&rc, sfd, 8192), 0);
+	CHECK_EQ(devmem_recycler_new(&rc, sfd, 0), 0);
+	CHECK_EQ(devmem_recycler_set_batch(rc, 8192), 8192);
 
 	CHECK_EQ(devmem_recycler_add(rc, 1), 0);
 	ret = devmem_recycler_flush(rc);

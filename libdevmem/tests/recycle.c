@@ -7,10 +7,14 @@
  * checks every call against the kernel's limits.
  */
 #include "internal.h"
+#include "dmabuf.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -86,11 +90,16 @@ static struct fake_sock *fake_new(void)
 static int new_rc(struct devmem_recycler **rc, unsigned int batch,
 		  struct fake_sock *s)
 {
-	int err = devmem_recycler_new(rc, 3, batch);
+	int err = devmem_recycler_new(rc, 3, 0);
 
-	if (!err)
-		devmem_recycler_set_dontneed(*rc, fake_dontneed, s);
-	return err;
+	if (err)
+		return err;
+	devmem_recycler_set_dontneed(*rc, fake_dontneed, s);
+	if (batch && devmem_recycler_set_batch(*rc, batch) != (int)batch) {
+		devmem_recycler_free(*rc);
+		return -EPROTO;
+	}
+	return 0;
 }
 
 static int add_all(struct devmem_recycler *rc, const uint32_t *t, size_t n)
@@ -436,6 +445,145 @@ static int test_errors(void)
 	return T_PASS;
 }
 
+/*
+ * Told the binding's buffer count, the recycler flushes before a quarter
+ * of the buffers are pending (capped at what one DONTNEED call takes):
+ * the rest is left to the socket's queues and the page pools, and the
+ * flow cannot stall on tokens the application already gave back.
+ */
+static int check_threshold(size_t buffers, unsigned int want)
+{
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct devmem_frag frags[7];
+	struct fake_sock *s = fake_new();
+	unsigned int i, j, n, calls, tok = 0;
+
+	CHECK(s);
+	s->hold_all = 1;
+	CHECK_EQ(devmem_recycler_new(&rc, 3, buffers), 0);
+	devmem_recycler_set_dontneed(rc, fake_dontneed, s);
+
+	/* want - 1 tokens wait; the next one goes back with them */
+	for (i = 0; i + 1 < want; i++)
+		CHECK_EQ(devmem_recycler_add(rc, tok++), 0);
+	CHECK_EQ(s->calls, 0);
+	CHECK_EQ(devmem_recycler_add(rc, tok++), 0);
+	CHECK_EQ(s->calls, 1);
+	CHECK_EQ(s->tokens[0], want);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 0);
+
+	/* receives of 1 to 7 fragments: never want tokens left pending, no
+	 * flush larger than a receive over the threshold
+	 */
+	for (i = 0; tok < 30 * want; i++) {
+		n = i % 7 + 1;
+		for (j = 0; j < n; j++)
+			frags[j].token = tok++;
+		calls = s->calls;
+		CHECK_EQ(devmem_recycler_add_frags(rc, frags, n), 0);
+		devmem_recycler_get_stats(rc, &st);
+		CHECK(st.pending < want);
+		if (s->calls != calls)
+			CHECK(s->tokens[calls] < want + n);
+	}
+
+	/* a batch asked for is capped by the count (only the default by
+	 * what one call takes), a smaller one kept
+	 */
+	CHECK_EQ(devmem_recycler_set_batch(rc, 0), want);
+	CHECK_EQ(devmem_recycler_set_batch(rc, 1U << 30),
+		 buffers < 8 ? 1 : buffers / 4);
+	CHECK_EQ(devmem_recycler_set_batch(rc, 2), want < 2 ? want : 2);
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+static int test_threshold(void)
+{
+	static const struct {
+		size_t buffers;
+		unsigned int batch;
+	} t[] = {
+		{ 1, 1 }, { 3, 1 }, { 4, 1 }, { 7, 1 }, { 8, 2 }, { 64, 16 },
+		{ 256, 64 },		/* 1 MiB of 4 KiB buffers */
+		{ 512, 128 },		/* 2 MiB: the old default stalled */
+		{ 2048, 512 }, { 4095, 1023 }, { 4096, 1024 }, { 4100, 1024 },
+		{ 1U << 20, 1024 },	/* 4 GiB: what one call takes */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (check_threshold(t[i].buffers, t[i].batch)) {
+			fprintf(stderr, "with %zu buffers\n", t[i].buffers);
+			return T_FAIL;
+		}
+	}
+	return T_PASS;
+}
+
+/* Without a count: DEVMEM_RECYCLER_DEFAULT_BATCH, or what is asked. */
+static int test_unsized(void)
+{
+	struct devmem_recycler_stats st;
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+	unsigned int i;
+
+	CHECK(s);
+	s->hold_all = 1;
+	CHECK_EQ(DEVMEM_RECYCLER_DEFAULT_BATCH, 64);
+	CHECK_EQ(DEVMEM_RECYCLER_SHARE, 4);
+	CHECK_EQ(devmem_recycler_new(&rc, 3, 0), 0);
+	devmem_recycler_set_dontneed(rc, fake_dontneed, s);
+	for (i = 0; i < 63; i++)
+		CHECK_EQ(devmem_recycler_add(rc, i), 0);
+	CHECK_EQ(s->calls, 0);
+	CHECK_EQ(devmem_recycler_add(rc, 63), 0);
+	CHECK_EQ(s->calls, 1);
+	CHECK_EQ(s->tokens[0], 64);
+	devmem_recycler_get_stats(rc, &st);
+	CHECK_EQ(st.pending, 0);
+	CHECK_EQ(st.freed, 64);
+
+	CHECK_EQ(devmem_recycler_set_batch(rc, 0), 64);
+	CHECK_EQ(devmem_recycler_set_batch(rc, 5000), 5000);
+	CHECK_EQ(devmem_recycler_set_batch(rc, 1), 1);
+	CHECK_EQ(devmem_recycler_set_batch(rc, (unsigned int)INT_MAX + 1),
+		 -EINVAL);
+	CHECK_EQ(devmem_recycler_set_batch(NULL, 1), -EINVAL);
+	CHECK(!s->bad);
+	devmem_recycler_free(rc);
+	free(s);
+	return T_PASS;
+}
+
+/*
+ * The binding's buffer count comes from the dma-buf's size
+ * (lseek(SEEK_END), as a dma-buf answers it); the caller's fd keeps its
+ * position. The kernel part is selftests/libdevmem.bats (recycle-vm).
+ */
+static int test_fd_size(void)
+{
+	size_t size = 0;
+	int fd;
+
+	fd = memfd_create("recycle", MFD_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_EQ(ftruncate(fd, 2 << 20), 0);
+	CHECK_EQ(lseek(fd, 12345, SEEK_SET), 12345);
+	CHECK_EQ(devmem_fd_size(fd, &size), 0);
+	CHECK_EQ(size, 2 << 20);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 12345);
+	CHECK_EQ(ftruncate(fd, 0), 0);
+	CHECK_EQ(devmem_fd_size(fd, &size), -EINVAL);
+	close(fd);
+	return T_PASS;
+}
+
 static const struct t_case cases[] = {
 	{ "unsorted", test_unsorted },
 	{ "duplicates", test_duplicates },
@@ -447,6 +595,9 @@ static const struct t_case cases[] = {
 	{ "partial-frees", test_partial },
 	{ "auto-flush", test_auto_flush },
 	{ "errors", test_errors },
+	{ "threshold-from-buffer-count", test_threshold },
+	{ "default-without-count", test_unsized },
+	{ "dmabuf-size", test_fd_size },
 };
 
 int main(void)

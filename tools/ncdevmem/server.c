@@ -540,7 +540,8 @@ int run_server(const struct config *cfg)
 		goto out;
 	connected = true;
 
-	err = devmem_recycler_new(&s.rc, s.fd, 0);
+	err = devmem_recycler_new(&s.rc, s.fd,
+				  devmem_binding_buffers(s.binding));
 	if (err) {
 		failf(&s, EXIT_FAIL, "recycler: %s", strerror(-err));
 		goto out;
