@@ -22,6 +22,11 @@
 #   byte in the order of each receive's segments. netdevsim's hds_payload
 #   knob puts the first bytes of every packet's payload in host memory,
 #   so that receives mix host bytes and fragments.
+# * token recycling: recycle-vm streams 64 MiB through a 2 MiB udmabuf,
+#   and through one of a page per entry of the rx ring, with devmem_recv()
+#   and a recycler made with the binding's buffer count alone; a receive
+#   that waits 20 s is a stall. With the old defaults (no count, batch
+#   1024) the 2 MiB case must stall.
 
 load lib/vm
 load lib/nsim
@@ -207,4 +212,68 @@ recv_mixed() {
 	[ "$output" = "Invalid argument" ]
 	sysfs_write "$DFSB/rxq/3/hds_payload" 256
 	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 256 ]
+}
+
+# recycle_rx BYTES DMABUF-SIZE [old]: recycle-vm on queue 3 of B in the
+# background, back once it listens; RECYCLE_PID, RECYCLE_OUT.
+recycle_rx() {
+	RECYCLE_OUT=$BATS_TEST_TMPDIR/recycle.$RANDOM
+	# (background processes here close bats' fd 3, or bats waits for them)
+	ip netns exec "$NSB" "$LIBTESTS/recycle-vm" "$DEVB" 3 "$PORT" "$1" "$2" \
+		"$RECYCLE_OUT.ready" ${3:+"$3"} >"$RECYCLE_OUT" 2>&1 3>&- &
+	RECYCLE_PID=$!
+	wait_until 30 test -e "$RECYCLE_OUT.ready"
+}
+
+# recycle_stream BYTES DMABUF-SIZE BUFFERS BATCH: BYTES through a
+# dma-buf of DMABUF-SIZE with devmem_recv() and a recycler made with
+# the binding's buffer count (BUFFERS) and nothing else (batch BATCH);
+# every byte checked, every token back.
+recycle_stream() {
+	recycle_rx "$1" "$2"
+	send "$IP4B" "$1"
+	local rc=0
+	wait "$RECYCLE_PID" || rc=$?
+	cat "$RECYCLE_OUT"
+	[ "$rc" -eq 0 ]
+	mapfile -t lines <"$RECYCLE_OUT"
+	[ "${#lines[@]}" -eq 4 ]
+	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ buffers=$3\ batch=$4$ ]]
+	local id=${BASH_REMATCH[1]}
+	local bytes=$(($(numfmt --from=iec "$1")))
+	[[ ${lines[1]} =~ ^received\ $bytes\ bytes:\ linear\ 0,\ dmabuf\ $bytes\ in\ ([0-9]+)\ frags, ]]
+	local frags=${BASH_REMATCH[1]}
+	[ "$frags" -ge $((bytes / 4096)) ]
+	[[ ${lines[2]} =~ ^tokens\ freed=$frags\ unknown=0\ calls=[1-9][0-9]*$ ]]
+	[[ ${lines[3]} =~ ^seconds\ [0-9.]+$ ]]
+	# every buffer came home: the binding's pool is gone with it
+	wait_until 30 no_pools_of "$id"
+}
+
+@test "recycle-vm: 64 MiB through a 2 MiB dma-buf, default recycler with the binding's buffer count" {
+	[ -x "$LIBTESTS/recycle-vm" ]
+	devmem_setup
+	recycle_stream 64M 2M 512 128
+}
+
+@test "recycle-vm: 64 MiB through a dma-buf of one page per entry of the rx ring" {
+	devmem_setup
+	in_ns "$NSB" ethtool -G "$DEVB" rx 256
+	local ring
+	ring=$(in_ns "$NSB" ethtool -g "$DEVB" | awk '/^Current/ { c = 1 } c && $1 == "RX:" { print $2; exit }')
+	[ "$ring" -eq 256 ]
+	recycle_stream 64M $((ring * 4096)) "$ring" 64
+}
+
+@test "recycle-vm: the old defaults (no buffer count, batch 1024) stall a 2 MiB dma-buf" {
+	devmem_setup
+	recycle_rx 64M 2M old
+	xfer_connect "$NSA" "$IP4B" "$PORT" 64M 0 3>&- &
+	local send_pid=$! rc=0
+	wait "$RECYCLE_PID" || rc=$?
+	cat "$RECYCLE_OUT"
+	wait "$send_pid" || true
+	[ "$rc" -eq 1 ]
+	grep -q "^bound id=[0-9]* buffers=512 batch=1024$" "$RECYCLE_OUT"
+	grep -q "^recycle-vm: stalled: no data for 20 s after [0-9]* of 67108864 bytes, [0-9]* tokens pending in the recycler (batch 1024) of the binding's 512 buffers$" "$RECYCLE_OUT"
 }
