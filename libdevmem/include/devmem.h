@@ -485,6 +485,19 @@ void devmem_page_pool_dump_free(struct devmem_page_pool *p);
  * also from another process, through devmem_nic_save()/devmem_nic_new_from_file().
  * Every function leaves a reason in devmem_last_error() (the kernel's
  * extack text where it sent one).
+ *
+ * While a devmem_nic has changes recorded, they are also in the device's
+ * state file, DIR/netns-<inode of /proc/self/ns/net>-ifindex-<ifindex>
+ * (DIR: $DEVMEM_STATE_DIR, else /run/devmem, made 0700 when missing):
+ * created exclusively before the first change (a device that has one is
+ * refused, -EBUSY), rewritten (a new file renamed over it) after each
+ * change and each undo, removed once nothing is recorded. The process
+ * holds it open and flock()ed (LOCK_EX) meanwhile, so that when it dies,
+ * however it dies, devmem_nic_new_recover() can take the state over and
+ * devmem_nic_restore() put the device back ("devmemctl teardown").
+ * Every change function below may also fail with -EBUSY (the state
+ * file of another state is there), -ENOMEM or the file's errors, with a
+ * reason naming the file.
  */
 
 /* A TCP flow for an n-tuple rule. */
@@ -519,8 +532,23 @@ int devmem_flow_parse(struct devmem_flow *f, const char *dst,
  */
 int devmem_nic_new(struct devmem_nic **np, int ifindex);
 
-/* Forget the state (and close its socket); restores nothing. NULL is a
- * no-op.
+/*
+ * Take over the set-up state of device @ifindex (in the caller's network
+ * namespace) that a process left in its state file: one that ended
+ * without restoring it, or was killed. The file is loaded strictly, as
+ * devmem_nic_new_from_file() does, and locked: devmem_nic_restore() then
+ * undoes the changes and removes it.
+ * Returns 0 and stores the state in *@np, or -errno with a reason:
+ * -EINVAL (NULL @np, @ifindex not positive, a malformed file or one of
+ * another ifindex); -ENODEV (no such device, or the file's device is not
+ * the one of that index now); -ENOENT (no state file: not set up);
+ * -EBUSY (a running process holds the file); -ENOMEM; the file's errors.
+ */
+int devmem_nic_new_recover(struct devmem_nic **np, int ifindex);
+
+/* Forget the state (and close its socket); restores nothing. With
+ * changes recorded the state file stays, unlocked, for
+ * devmem_nic_new_recover(). NULL is a no-op.
  */
 void devmem_nic_free(struct devmem_nic *n);
 
@@ -603,7 +631,9 @@ int devmem_nic_setup(struct devmem_nic *n, uint32_t first, uint32_t last,
  * longer there counts as undone; one whose location now holds another
  * rule is left in place (-ESTALE). Goes on past a failure: changes
  * undone are forgotten, those that failed stay recorded (a second call
- * retries them). An empty state makes no system call.
+ * retries them), and the state file says so after each; it is removed
+ * when nothing is left. An empty state without a file makes no system
+ * call.
  * Returns 0, or the first error with its reason: -EINVAL (NULL @n);
  * -ESTALE; the errors above.
  */
@@ -629,11 +659,14 @@ int devmem_nic_restore(struct devmem_nic *n);
  * write(), fsync() and rename(); -ENOMEM.
  *
  * devmem_nic_new_from_file() reads it strictly and checks that IFINDEX still
- * names device NAME in the caller's namespace. Returns 0 and stores the
+ * names device NAME in the caller's namespace. The state it returns
+ * does not own the device's state file: its restore leaves that file
+ * alone, and its first change creates it (devmem_nic_new_recover() is
+ * the way to take over a device's own file). Returns 0 and stores the
  * state in *@np, or -errno with a reason: -EINVAL (NULL @np or @path; a
  * malformed file: the reason says "PATH:LINE: what"; a file over 1 MiB);
- * -ENODEV (no device IFINDEX, or it is now named otherwise); fopen()'s
- * and read errors (-ENOENT, -EACCES, -EIO); -ENOMEM.
+ * -ENODEV (no device IFINDEX, or it is now named otherwise); open()'s
+ * and read()'s errors (-ENOENT, -EACCES, -EIO); -ENOMEM.
  */
 int devmem_nic_save(const struct devmem_nic *n, const char *path);
 int devmem_nic_new_from_file(struct devmem_nic **np, const char *path);

@@ -126,4 +126,20 @@ typedef int (*devmem_dontneed_fn)(int fd, const struct dmabuf_token *ranges,
 void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
 				  devmem_dontneed_fn fn, void *arg);
 
+/*
+ * NIC set-up against a fake device (tests/nic.c): with hooks a
+ * devmem_nic sends nothing to the kernel, each hook standing for one
+ * request. @data of ioctl is the ethtool ioctl's argument (struct
+ * ethtool_*, its cmd first); hds values are ETHTOOL_TCP_DATA_SPLIT_*.
+ */
+struct devmem_nic_hooks {
+	int (*ioctl)(void *arg, void *data);
+	int (*hds_get)(void *arg, uint8_t *hds);
+	int (*hds_set)(void *arg, uint8_t hds);
+	int (*ntuple_get)(void *arg, int *active, int *changeable);
+	int (*ntuple_set)(void *arg, int on);
+};
+void devmem_nic_set_hooks(struct devmem_nic *n,
+			  const struct devmem_nic_hooks *hooks, void *arg);
+
 #endif /* LIBDEVMEM_INTERNAL_H */

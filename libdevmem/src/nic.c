@@ -14,6 +14,11 @@
  *
  * Every change reserves its record before it touches the device, so a
  * change made is a change recorded.
+ *
+ * A state with changes recorded keeps them in the device's state file
+ * too (DIR/netns-<netns inode>-ifindex-<ifindex>), rewritten after each
+ * change or undo and locked (flock) for as long as the state is open, so
+ * that devmem_nic_new_recover() can take it over once its owner is gone.
  */
 #include "netlink.h"
 
@@ -25,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +47,11 @@
 #define NIC_NTUPLE_FEATURE	"rx-ntuple-filter"
 /* The size of the buffer behind devmem_last_error(). */
 #define NIC_REASON_LEN		256
+/* Where the state files of devices live, and its override. */
+#define NIC_STATE_DIR		"/run/devmem"
+#define NIC_STATE_DIR_ENV	"DEVMEM_STATE_DIR"
+/* Opening a state file that its owner renames meanwhile: tries. */
+#define NIC_RECOVER_TRIES	16
 
 enum nic_kind {
 	NIC_HDS = 1,		/* header split was hds */
@@ -71,6 +82,10 @@ struct devmem_nic {
 	struct devmem_nl nl;		/* nl.sk is NULL until first used */
 	struct nic_change *ch;		/* oldest first */
 	size_t nr, cap;
+	int state_fd;			/* locked state file; -1: none */
+	char *state_path;		/* its name while state_fd is open */
+	const struct devmem_nic_hooks *hooks;	/* tests: a fake device */
+	void *hook_arg;
 };
 
 /* The reason of a failure, kept while undoing changes overwrites it. */
@@ -181,12 +196,22 @@ static int nic_sock(struct devmem_nic *n)
 				     ETHTOOL_GENL_VERSION);
 }
 
+/* What a test hook returned, with a reason when it failed. */
+static int nic_hooked(struct devmem_nic *n, int err, const char *what)
+{
+	if (err)
+		return devmem_fail_errno(err, "%s: %s", n->name, what);
+	return 0;
+}
+
 /* One ethtool ioctl on the device, by its current name. */
 static int nic_ioctl(struct devmem_nic *n, void *data, const char *what)
 {
 	struct ifreq ifr;
 	int err;
 
+	if (n->hooks)
+		return nic_hooked(n, n->hooks->ioctl(n->hook_arg, data), what);
 	err = nic_sock(n);
 	if (err)
 		return err;
@@ -284,6 +309,9 @@ static int nic_rings_reply(struct nl_msg *msg, void *arg)
 
 static int nic_hds_get(struct devmem_nic *n, uint8_t *v)
 {
+	if (n->hooks)
+		return nic_hooked(n, n->hooks->hds_get(n->hook_arg, v),
+				  "tcp-data-split");
 	return nic_get(n, ETHTOOL_MSG_RINGS_GET, nic_rings_reply, v);
 }
 
@@ -292,6 +320,9 @@ static int nic_hds_set(struct devmem_nic *n, uint8_t v)
 	struct nl_msg *req;
 	int err;
 
+	if (n->hooks)
+		return nic_hooked(n, n->hooks->hds_set(n->hook_arg, v),
+				  "setting tcp-data-split");
 	err = nic_request(n, ETHTOOL_MSG_RINGS_SET, 0, nla_total_size(1), &req);
 	if (err)
 		return err;
@@ -360,6 +391,10 @@ static int nic_features_reply(struct nl_msg *msg, void *arg)
 
 static int nic_ntuple_get(struct devmem_nic *n, struct nic_features *f)
 {
+	if (n->hooks)
+		return nic_hooked(n, n->hooks->ntuple_get(n->hook_arg, &f->active,
+							  &f->changeable),
+				  NIC_NTUPLE_FEATURE);
 	/* Without ETHTOOL_FLAG_COMPACT_BITSETS: bits come with names. */
 	return nic_get(n, ETHTOOL_MSG_FEATURES_GET, nic_features_reply, f);
 }
@@ -371,6 +406,9 @@ static int nic_ntuple_want(struct devmem_nic *n, int on)
 	struct nl_msg *req;
 	int err;
 
+	if (n->hooks)
+		return nic_hooked(n, n->hooks->ntuple_set(n->hook_arg, on),
+				  "setting " NIC_NTUPLE_FEATURE);
 	err = nic_request(n, ETHTOOL_MSG_FEATURES_SET, ETHTOOL_FLAG_OMIT_REPLY,
 			  4 * nla_total_size(0) +
 			  nla_total_size(sizeof(NIC_NTUPLE_FEATURE)), &req);
@@ -691,12 +729,14 @@ static int nic_undo_one(struct devmem_nic *n, const struct nic_change *c)
 	return devmem_fail(-EINVAL, "unknown change %d", c->kind);
 }
 
+static int nic_state_sync(struct devmem_nic *n);
+
 /*
  * Undo the changes recorded from @mark on, newest first. A change undone
- * is forgotten; one that fails stays recorded. Returns the first error,
- * with its reason.
+ * is forgotten (and, with @sync, the state file rewritten); one that
+ * fails stays recorded. Returns the first error, with its reason.
  */
-static int nic_undo_from(struct devmem_nic *n, size_t mark)
+static int nic_undo_from(struct devmem_nic *n, size_t mark, int sync)
 {
 	struct nic_reason r = { 0 };
 	size_t i;
@@ -705,8 +745,11 @@ static int nic_undo_from(struct devmem_nic *n, size_t mark)
 	for (i = n->nr; i-- > mark; ) {
 		err = nic_undo_one(n, &n->ch[i]);
 		nic_reason_keep(&r, err);
-		if (!err)
-			nic_forget(n, &n->ch[i]);
+		if (err)
+			continue;
+		nic_forget(n, &n->ch[i]);
+		if (sync)
+			nic_reason_keep(&r, nic_state_sync(n));
 	}
 	return nic_reason_return(&r);
 }
@@ -717,7 +760,7 @@ static int nic_unwind(struct devmem_nic *n, size_t mark, int err)
 	struct nic_reason r = { 0 };
 
 	nic_reason_keep(&r, err);
-	nic_undo_from(n, mark);
+	nic_undo_from(n, mark, 0);
 	return nic_reason_return(&r);
 }
 
@@ -809,7 +852,302 @@ static int nic_check_flow(const struct devmem_flow *f)
 	return 0;
 }
 
+/* ---- state files ---- */
+
+static int nic_write_change(FILE *fp, const struct nic_change *c)
+{
+	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN];
+	const struct devmem_flow *f;
+	uint32_t i;
+
+	switch (c->kind) {
+	case NIC_HDS:
+		return fprintf(fp, "header-split %s\n", nic_hds_name(c->hds));
+	case NIC_NTUPLE:
+		return fprintf(fp, "ntuple off\n");
+	case NIC_RSS:
+		if (!c->rss.size)
+			return fprintf(fp, "rss default\n");
+		fprintf(fp, "rss table %u", c->rss.size);
+		for (i = 0; i < c->rss.size; i++)
+			fprintf(fp, " %u", c->rss.table[i]);
+		return fprintf(fp, "\n");
+	case NIC_RULE:
+		f = &c->rule.flow;
+		inet_ntop(f->family, f->dst, dst, sizeof(dst));
+		if (f->has_src)
+			inet_ntop(f->family, f->src, src, sizeof(src));
+		return fprintf(fp, "rule %u %u %s %u %s\n", c->rule.loc,
+			       c->rule.queue, dst, f->dst_port,
+			       f->has_src ? src : "any");
+	}
+	return -1;
+}
+
+/* The state as the text of a state file, in a buffer to free. */
+static int nic_format(const struct devmem_nic *n, char **bufp, size_t *lenp)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *fp;
+	int bad;
+
+	fp = open_memstream(&buf, &len);
+	if (!fp)
+		return devmem_fail(-ENOMEM, "out of memory");
+	fprintf(fp, "%s %d\ndevice %d %s\n", NIC_STATE_MAGIC,
+		NIC_STATE_VERSION, n->ifindex, n->name);
+	for (i = 0; i < n->nr; i++)
+		nic_write_change(fp, &n->ch[i]);
+	bad = ferror(fp);
+	if (fclose(fp) || bad) {
+		free(buf);
+		return devmem_fail(-ENOMEM, "out of memory");
+	}
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+/*
+ * A new file next to @path (@path.XXXXXX) holding the state, written and
+ * synced: its name in *@tmpp (to free), its open fd in *@fdp.
+ */
+static int nic_write_tmp(const struct devmem_nic *n, const char *path,
+			 char **tmpp, int *fdp)
+{
+	size_t len = 0, off = 0;
+	char *buf = NULL, *tmp;
+	ssize_t w;
+	int fd, err;
+
+	err = nic_format(n, &buf, &len);
+	if (err)
+		return err;
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+		free(buf);
+		return devmem_fail(-ENOMEM, "out of memory");
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = devmem_fail_errno(-errno, "%s", tmp);
+		goto err_free;
+	}
+	while (off < len) {
+		w = write(fd, buf + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			err = devmem_fail_errno(-errno, "writing %s", tmp);
+			goto err_unlink;
+		}
+		off += (size_t)w;
+	}
+	if (fsync(fd)) {
+		err = devmem_fail_errno(-errno, "writing %s", tmp);
+		goto err_unlink;
+	}
+	free(buf);
+	*tmpp = tmp;
+	*fdp = fd;
+	return 0;
+
+err_unlink:
+	close(fd);
+	unlink(tmp);
+err_free:
+	free(tmp);
+	free(buf);
+	return err;
+}
+
+/*
+ * The device's own state file. While a state has changes recorded it
+ * holds the file open and flock()ed: the kernel drops the lock when the
+ * process ends, however it ends, which tells an abandoned state from one
+ * in use.
+ */
+static const char *nic_state_dir(void)
+{
+	const char *dir = secure_getenv(NIC_STATE_DIR_ENV);
+
+	return dir && *dir ? dir : NIC_STATE_DIR;
+}
+
+/* The state file of device @ifindex of the caller's network namespace
+ * (two namespaces may each have a device of that index), a name to free.
+ */
+static int nic_state_path(int ifindex, char **pathp)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return devmem_fail_errno(-errno,
+					 "cannot tell the network namespace: /proc/self/ns/net");
+	if (asprintf(pathp, "%s/netns-%llu-ifindex-%d", nic_state_dir(),
+		     (unsigned long long)st.st_ino, ifindex) < 0)
+		return devmem_fail(-ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Another state's file @path is in the way: -EBUSY, saying whose. */
+static int nic_state_busy(const struct devmem_nic *n, const char *path)
+{
+	int fd, live = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		live = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
+		close(fd);
+	}
+	if (live)
+		return devmem_fail(-EBUSY,
+				   "%s is already set up by a running process (state file %s is locked)",
+				   n->name, path);
+	return devmem_fail(-EBUSY,
+			   "%s is already set up (state file %s): run \"devmemctl teardown dev %s\" if no process is using it",
+			   n->name, path, n->name);
+}
+
+/*
+ * Before a change that may be recorded: the state file, created with
+ * what is recorded so far and locked, unless the state has it already.
+ * It is written and locked under a temporary name and then linked to its
+ * own, which fails if it exists: it never exists empty or unlocked.
+ */
+static int nic_state_claim(struct devmem_nic *n)
+{
+	const char *dir = nic_state_dir();
+	char *path, *tmp;
+	int fd, err;
+
+	if (n->state_fd >= 0)
+		return 0;
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return devmem_fail_errno(-errno, "state directory %s", dir);
+	err = nic_state_path(n->ifindex, &path);
+	if (err)
+		return err;
+	err = nic_write_tmp(n, path, &tmp, &fd);
+	if (err)
+		goto err_path;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = devmem_fail_errno(-errno, "locking %s", tmp);
+		goto err_tmp;
+	}
+	if (link(tmp, path)) {
+		if (errno == EEXIST)
+			err = nic_state_busy(n, path);
+		else
+			err = devmem_fail_errno(-errno, "state file %s", path);
+		goto err_tmp;
+	}
+	unlink(tmp);
+	free(tmp);
+	n->state_fd = fd;
+	n->state_path = path;
+	return 0;
+
+err_tmp:
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+err_path:
+	free(path);
+	return err;
+}
+
+/* Let go of the state file (and the lock), removing it when @remove. */
+static int nic_state_close(struct devmem_nic *n, int remove)
+{
+	int err = 0;
+
+	if (n->state_fd < 0)
+		return 0;
+	/* removed while still locked: a recovery never takes it over */
+	if (remove && unlink(n->state_path) && errno != ENOENT)
+		err = devmem_fail_errno(-errno, "removing %s", n->state_path);
+	close(n->state_fd);
+	free(n->state_path);
+	n->state_fd = -1;
+	n->state_path = NULL;
+	return err;
+}
+
+/* The state file as the record is now: a new one renamed over it (and
+ * locked before), or none when nothing is recorded.
+ */
+static int nic_state_sync(struct devmem_nic *n)
+{
+	char *tmp;
+	int fd, err;
+
+	if (n->state_fd < 0)
+		return 0;
+	if (!n->nr)
+		return nic_state_close(n, 1);
+	err = nic_write_tmp(n, n->state_path, &tmp, &fd);
+	if (err)
+		return err;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = devmem_fail_errno(-errno, "locking %s", tmp);
+		goto err_tmp;
+	}
+	if (rename(tmp, n->state_path)) {
+		err = devmem_fail_errno(-errno, "renaming %s to %s", tmp,
+					n->state_path);
+		goto err_tmp;
+	}
+	free(tmp);
+	close(n->state_fd);
+	n->state_fd = fd;
+	return 0;
+
+err_tmp:
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return err;
+}
+
+/*
+ * After a change from @mark on that returned @err (a failed change has
+ * undone itself): the state file follows the record. A change it cannot
+ * record is undone, with the file's error.
+ */
+static int nic_state_commit(struct devmem_nic *n, size_t mark, int err)
+{
+	struct nic_reason r = { 0 };
+
+	if (!err) {
+		err = nic_state_sync(n);
+		if (!err)
+			return 0;
+		nic_reason_keep(&r, err);
+		nic_undo_from(n, mark, 0);
+	}
+	nic_reason_keep(&r, err);
+	nic_state_sync(n);
+	return nic_reason_return(&r);
+}
+
+void devmem_nic_set_hooks(struct devmem_nic *n,
+			  const struct devmem_nic_hooks *hooks, void *arg)
+{
+	n->hooks = hooks;
+	n->hook_arg = arg;
+}
+
 /* ---- the API ---- */
+
+static struct devmem_nic *nic_alloc(void)
+{
+	struct devmem_nic *n = calloc(1, sizeof(*n));
+
+	if (n)
+		n->state_fd = -1;
+	return n;
+}
 
 DEVMEM_EXPORT int devmem_nic_new(struct devmem_nic **np, int ifindex)
 {
@@ -826,7 +1164,7 @@ DEVMEM_EXPORT int devmem_nic_new(struct devmem_nic **np, int ifindex)
 	err = nic_device_name(ifindex, name);
 	if (err)
 		return err;
-	n = calloc(1, sizeof(*n));
+	n = nic_alloc();
 	if (!n)
 		return devmem_fail(-ENOMEM, "out of memory");
 	n->ifindex = ifindex;
@@ -841,6 +1179,8 @@ DEVMEM_EXPORT void devmem_nic_free(struct devmem_nic *n)
 
 	if (!n)
 		return;
+	/* with changes recorded, the file stays for a later recovery */
+	nic_state_close(n, !n->nr);
 	for (i = 0; i < n->nr; i++)
 		nic_change_free(&n->ch[i]);
 	free(n->ch);
@@ -854,14 +1194,11 @@ DEVMEM_EXPORT int devmem_nic_ifindex(const struct devmem_nic *n)
 	return n->ifindex;
 }
 
-DEVMEM_EXPORT int devmem_nic_header_split(struct devmem_nic *n, int on)
+static int nic_hds_change(struct devmem_nic *n, int on)
 {
 	uint8_t old, want;
 	int err;
 
-	devmem_error_clear();
-	if (!n)
-		return devmem_fail(-EINVAL, "no device state");
 	want = on ? ETHTOOL_TCP_DATA_SPLIT_ENABLED :
 		    ETHTOOL_TCP_DATA_SPLIT_DISABLED;
 	err = nic_reserve(n, 1);
@@ -877,6 +1214,21 @@ DEVMEM_EXPORT int devmem_nic_header_split(struct devmem_nic *n, int on)
 	return 0;
 }
 
+DEVMEM_EXPORT int devmem_nic_header_split(struct devmem_nic *n, int on)
+{
+	size_t mark;
+	int err;
+
+	devmem_error_clear();
+	if (!n)
+		return devmem_fail(-EINVAL, "no device state");
+	err = nic_state_claim(n);
+	if (err)
+		return err;
+	mark = n->nr;
+	return nic_state_commit(n, mark, nic_hds_change(n, on));
+}
+
 /* A device state and a range of queues A..B from the caller. */
 static int nic_check_queues(struct devmem_nic *n, uint32_t first,
 			    uint32_t last)
@@ -890,16 +1242,12 @@ static int nic_check_queues(struct devmem_nic *n, uint32_t first,
 	return 0;
 }
 
-DEVMEM_EXPORT int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
-					 uint32_t last)
+static int nic_rss_change(struct devmem_nic *n, uint32_t first, uint32_t last)
 {
 	struct ethtool_rxfh_indir *old = NULL;
 	uint32_t nq = 0, nleft, i, *table = NULL;
 	int err;
 
-	err = nic_check_queues(n, first, last);
-	if (err)
-		return err;
 	err = nic_reserve(n, 1);
 	if (!err)
 		err = nic_rx_queues(n, &nq);
@@ -946,21 +1294,29 @@ out:
 	return err;
 }
 
-DEVMEM_EXPORT int devmem_nic_flow_add(struct devmem_nic *n,
-				      const struct devmem_flow *f,
-				      uint32_t queue, uint32_t *loc)
+DEVMEM_EXPORT int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
+					 uint32_t last)
+{
+	size_t mark;
+	int err;
+
+	err = nic_check_queues(n, first, last);
+	if (!err)
+		err = nic_state_claim(n);
+	if (err)
+		return err;
+	mark = n->nr;
+	return nic_state_commit(n, mark, nic_rss_change(n, first, last));
+}
+
+static int nic_flow_change(struct devmem_nic *n, const struct devmem_flow *f,
+			   uint32_t queue, uint32_t *loc)
 {
 	struct nic_change *c;
 	uint32_t where;
 	size_t mark;
 	int err;
 
-	devmem_error_clear();
-	if (!n)
-		return devmem_fail(-EINVAL, "no device state");
-	err = nic_check_flow(f);
-	if (err)
-		return err;
 	err = nic_reserve(n, 2);
 	if (err)
 		return err;
@@ -979,6 +1335,25 @@ DEVMEM_EXPORT int devmem_nic_flow_add(struct devmem_nic *n,
 	return 0;
 }
 
+DEVMEM_EXPORT int devmem_nic_flow_add(struct devmem_nic *n,
+				      const struct devmem_flow *f,
+				      uint32_t queue, uint32_t *loc)
+{
+	size_t mark;
+	int err;
+
+	devmem_error_clear();
+	if (!n)
+		return devmem_fail(-EINVAL, "no device state");
+	err = nic_check_flow(f);
+	if (!err)
+		err = nic_state_claim(n);
+	if (err)
+		return err;
+	mark = n->nr;
+	return nic_state_commit(n, mark, nic_flow_change(n, f, queue, loc));
+}
+
 DEVMEM_EXPORT int devmem_nic_flow_del(struct devmem_nic *n, uint32_t loc)
 {
 	struct nic_change *c;
@@ -991,9 +1366,10 @@ DEVMEM_EXPORT int devmem_nic_flow_del(struct devmem_nic *n, uint32_t loc)
 	if (err)
 		return err;
 	c = nic_find_rule(n, loc);
-	if (c)
-		nic_forget(n, c);
-	return 0;
+	if (!c)
+		return 0;
+	nic_forget(n, c);
+	return nic_state_sync(n);
 }
 
 DEVMEM_EXPORT int devmem_nic_setup(struct devmem_nic *n, uint32_t first,
@@ -1003,70 +1379,48 @@ DEVMEM_EXPORT int devmem_nic_setup(struct devmem_nic *n, uint32_t first,
 	int err;
 
 	err = nic_check_queues(n, first, last);
+	if (!err && f)
+		err = nic_check_flow(f);
+	if (!err)
+		err = nic_state_claim(n);
 	if (err)
 		return err;
-	if (f) {
-		err = nic_check_flow(f);
-		if (err)
-			return err;
-	}
 	mark = n->nr;
-	err = devmem_nic_header_split(n, 1);
+	err = nic_hds_change(n, 1);
 	if (!err)
-		err = devmem_nic_rss_exclude(n, first, last);
+		err = nic_rss_change(n, first, last);
 	if (!err && f)
-		err = devmem_nic_flow_add(n, f, first, NULL);
+		err = nic_flow_change(n, f, first, NULL);
 	if (err)
-		return nic_unwind(n, mark, err);
-	return 0;
+		err = nic_unwind(n, mark, err);
+	return nic_state_commit(n, mark, err);
 }
 
 DEVMEM_EXPORT int devmem_nic_restore(struct devmem_nic *n)
 {
+	int err;
+
 	devmem_error_clear();
 	if (!n)
 		return devmem_fail(-EINVAL, "no device state");
-	return nic_undo_from(n, 0);
+	err = nic_undo_from(n, 0, 1);
+	/* a state recovered with nothing in it has its file still */
+	if (!n->nr && n->state_fd >= 0) {
+		struct nic_reason r = { 0 };
+
+		nic_reason_keep(&r, err);
+		nic_reason_keep(&r, nic_state_close(n, 1));
+		err = nic_reason_return(&r);
+	}
+	return err;
 }
 
 /* ---- the state file ---- */
 
-static int nic_write_change(FILE *fp, const struct nic_change *c)
-{
-	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN];
-	const struct devmem_flow *f;
-	uint32_t i;
-
-	switch (c->kind) {
-	case NIC_HDS:
-		return fprintf(fp, "header-split %s\n", nic_hds_name(c->hds));
-	case NIC_NTUPLE:
-		return fprintf(fp, "ntuple off\n");
-	case NIC_RSS:
-		if (!c->rss.size)
-			return fprintf(fp, "rss default\n");
-		fprintf(fp, "rss table %u", c->rss.size);
-		for (i = 0; i < c->rss.size; i++)
-			fprintf(fp, " %u", c->rss.table[i]);
-		return fprintf(fp, "\n");
-	case NIC_RULE:
-		f = &c->rule.flow;
-		inet_ntop(f->family, f->dst, dst, sizeof(dst));
-		if (f->has_src)
-			inet_ntop(f->family, f->src, src, sizeof(src));
-		return fprintf(fp, "rule %u %u %s %u %s\n", c->rule.loc,
-			       c->rule.queue, dst, f->dst_port,
-			       f->has_src ? src : "any");
-	}
-	return -1;
-}
-
 DEVMEM_EXPORT int devmem_nic_save(const struct devmem_nic *n, const char *path)
 {
 	char *tmp;
-	FILE *fp;
-	size_t i;
-	int fd, err = 0;
+	int fd, err;
 
 	devmem_error_clear();
 	if (!n)
@@ -1074,30 +1428,10 @@ DEVMEM_EXPORT int devmem_nic_save(const struct devmem_nic *n, const char *path)
 	if (!path || !*path)
 		return devmem_fail(-EINVAL, "no file name");
 	/* A new file renamed over the old one: never half a state. */
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		return devmem_fail(-ENOMEM, "out of memory");
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = devmem_fail_errno(-errno, "%s", tmp);
-		free(tmp);
+	err = nic_write_tmp(n, path, &tmp, &fd);
+	if (err)
 		return err;
-	}
-	fp = fdopen(fd, "w");
-	if (!fp) {
-		err = devmem_fail_errno(-errno, "%s", tmp);
-		close(fd);
-		goto err_unlink;
-	}
-	fprintf(fp, "%s %d\ndevice %d %s\n", NIC_STATE_MAGIC,
-		NIC_STATE_VERSION, n->ifindex, n->name);
-	for (i = 0; i < n->nr; i++)
-		nic_write_change(fp, &n->ch[i]);
-	if (fflush(fp) || ferror(fp) || fsync(fd)) {
-		err = devmem_fail_errno(-errno, "writing %s", tmp);
-		fclose(fp);
-		goto err_unlink;
-	}
-	if (fclose(fp)) {
+	if (close(fd)) {
 		err = devmem_fail_errno(-errno, "writing %s", tmp);
 		goto err_unlink;
 	}
@@ -1305,29 +1639,32 @@ static int nic_load_head(struct devmem_nic *n, struct nic_loader *l, char *line)
 	return 0;
 }
 
-static int nic_read_file(const char *path, char **bufp, size_t *lenp)
+/* The whole of a state file, NUL-terminated, from @fd (named @path). */
+static int nic_read_fd(int fd, const char *path, char **bufp, size_t *lenp)
 {
-	size_t len = 0, n;
+	size_t len = 0;
+	ssize_t got;
 	char *buf;
-	FILE *fp;
 	int err = 0;
 
-	fp = fopen(path, "re");
-	if (!fp)
-		return devmem_fail_errno(-errno, "%s", path);
 	buf = malloc(NIC_STATE_MAX_BYTES + 1);
-	if (!buf) {
-		fclose(fp);
+	if (!buf)
 		return devmem_fail(-ENOMEM, "out of memory");
-	}
-	while ((n = fread(buf + len, 1, NIC_STATE_MAX_BYTES + 1 - len, fp)) > 0) {
-		len += n;
-		if (len > NIC_STATE_MAX_BYTES)
+	while (len <= NIC_STATE_MAX_BYTES) {
+		got = read(fd, buf + len, NIC_STATE_MAX_BYTES + 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = devmem_fail_errno(-errno, "reading %s", path);
 			break;
+		}
+		if (!got)
+			break;
+		len += (size_t)got;
 	}
-	if (ferror(fp))
-		err = devmem_fail(-EIO, "reading %s failed", path);
-	else if (len > NIC_STATE_MAX_BYTES)
+	if (err)
+		goto err_free;
+	if (len > NIC_STATE_MAX_BYTES)
 		err = devmem_fail(-EINVAL, "%s: larger than %u bytes", path,
 				  NIC_STATE_MAX_BYTES);
 	else if (memchr(buf, '\0', len))
@@ -1335,18 +1672,20 @@ static int nic_read_file(const char *path, char **bufp, size_t *lenp)
 	else if (!len || buf[len - 1] != '\n')
 		err = devmem_fail(-EINVAL, "%s: empty, or its last line has no newline",
 				  path);
-	fclose(fp);
-	if (err) {
-		free(buf);
-		return err;
-	}
+	if (err)
+		goto err_free;
 	buf[len] = '\0';
 	*bufp = buf;
 	*lenp = len;
 	return 0;
+
+err_free:
+	free(buf);
+	return err;
 }
 
-DEVMEM_EXPORT int devmem_nic_new_from_file(struct devmem_nic **np, const char *path)
+/* A state from the state file open at @fd (named @path), strictly. */
+static int nic_load(struct devmem_nic **np, int fd, const char *path)
 {
 	struct nic_loader l = { .path = path };
 	char name[IF_NAMESIZE];
@@ -1355,15 +1694,10 @@ DEVMEM_EXPORT int devmem_nic_new_from_file(struct devmem_nic **np, const char *p
 	size_t len;
 	int err;
 
-	devmem_error_clear();
-	if (!np)
-		return devmem_fail(-EINVAL, "no place for the result");
-	if (!path || !*path)
-		return devmem_fail(-EINVAL, "no file name");
-	err = nic_read_file(path, &buf, &len);
+	err = nic_read_fd(fd, path, &buf, &len);
 	if (err)
 		return err;
-	n = calloc(1, sizeof(*n));
+	n = nic_alloc();
 	if (!n) {
 		free(buf);
 		return devmem_fail(-ENOMEM, "out of memory");
@@ -1401,5 +1735,101 @@ DEVMEM_EXPORT int devmem_nic_new_from_file(struct devmem_nic **np, const char *p
 err_free:
 	free(buf);
 	devmem_nic_free(n);
+	return err;
+}
+
+DEVMEM_EXPORT int devmem_nic_new_from_file(struct devmem_nic **np, const char *path)
+{
+	int fd, err;
+
+	devmem_error_clear();
+	if (!np)
+		return devmem_fail(-EINVAL, "no place for the result");
+	if (!path || !*path)
+		return devmem_fail(-EINVAL, "no file name");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return devmem_fail_errno(-errno, "%s", path);
+	err = nic_load(np, fd, path);
+	close(fd);
+	return err;
+}
+
+/*
+ * Open and lock the state file @path of device @name, if no one holds
+ * it: the file locked is the one under that name (an owner renames a new
+ * one over it, or removes it, between open() and flock()).
+ */
+static int nic_recover_lock(const char *path, const char *name, int *fdp)
+{
+	struct stat st, now;
+	int fd, tries;
+
+	for (tries = 0; tries < NIC_RECOVER_TRIES; tries++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			return devmem_fail(-ENOENT,
+					   "%s is not set up (no state file %s)",
+					   name, path);
+		if (fd < 0)
+			return devmem_fail_errno(-errno, "state file %s", path);
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			close(fd);
+			if (errno == EWOULDBLOCK)
+				return devmem_fail(-EBUSY,
+						   "%s is set up by a running process (state file %s is locked)",
+						   name, path);
+			return devmem_fail_errno(-errno, "locking %s", path);
+		}
+		if (!fstat(fd, &st) && !stat(path, &now) &&
+		    st.st_dev == now.st_dev && st.st_ino == now.st_ino) {
+			*fdp = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	return devmem_fail(-EBUSY,
+			   "%s is set up by a running process (state file %s keeps changing)",
+			   name, path);
+}
+
+DEVMEM_EXPORT int devmem_nic_new_recover(struct devmem_nic **np, int ifindex)
+{
+	char name[IF_NAMESIZE], *path;
+	struct devmem_nic *n;
+	int fd = -1, err;
+
+	devmem_error_clear();
+	if (!np)
+		return devmem_fail(-EINVAL, "no place for the result");
+	if (ifindex <= 0)
+		return devmem_fail(-EINVAL, "ifindex %d is not a device index",
+				   ifindex);
+	err = nic_device_name(ifindex, name);
+	if (!err)
+		err = nic_state_path(ifindex, &path);
+	if (err)
+		return err;
+	err = nic_recover_lock(path, name, &fd);
+	if (err)
+		goto err_path;
+	err = nic_load(&n, fd, path);
+	if (err)
+		goto err_close;
+	if (n->ifindex != ifindex) {
+		err = devmem_fail(-EINVAL, "%s: the state of ifindex %d, not %d",
+				  path, n->ifindex, ifindex);
+		devmem_nic_free(n);
+		goto err_close;
+	}
+	n->state_fd = fd;
+	n->state_path = path;
+	*np = n;
+	return 0;
+
+err_close:
+	close(fd);
+err_path:
+	free(path);
 	return err;
 }

@@ -8,17 +8,31 @@
  * no n-tuple filters: nothing can change). Changing a real device is the
  * VM's (nic-vm, selftests/libdevmem-nic.bats).
  *
+ * The device's state file ($DEVMEM_STATE_DIR, set to the test's own
+ * directory) against a fake device (the hooks of src/internal.h): its
+ * content after each change and undo, its removal, its lock held by a
+ * child and dropped when the child is killed, recovery, -EBUSY and
+ * -ENOENT.
+ *
  * Works on lo, whose ifindex is 1 in every network namespace.
  */
+#include "internal.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include <devmem.h>
+#include <linux/ethtool.h>
+#include <linux/ethtool_netlink.h>
 
 #include "nosyscall.h"
 #include "test.h"
@@ -179,6 +193,11 @@ static int bad_args(void)
 	CHECK_EQ(devmem_nic_new_from_file(&n, NULL), -EINVAL);
 	CHECK(reason_is("no file name"));
 	CHECK_EQ(devmem_nic_new_from_file(&n, ""), -EINVAL);
+	CHECK_EQ(devmem_nic_new_recover(NULL, LO), -EINVAL);
+	CHECK(reason_is("no place for the result"));
+	CHECK_EQ(devmem_nic_new_recover(&n, 0), -EINVAL);
+	CHECK(reason_is("ifindex 0 is not a device index"));
+	CHECK(!n);
 	devmem_nic_free(NULL);
 	return T_PASS;
 }
@@ -460,6 +479,481 @@ static int test_lo_refuses(void)
 	return T_PASS;
 }
 
+
+/* ---- the device's state file, on a fake device ---- */
+
+#define FAKE_QUEUES	4
+#define FAKE_TABLE	8
+#define FAKE_RULES	16
+
+/* What the hooks answer for: a NIC with 4 rx queues, an RSS table of 8
+ * and 16 rule locations.
+ */
+struct fake_nic {
+	uint8_t hds;
+	int ntuple;
+	uint32_t table[FAKE_TABLE];
+	struct ethtool_rx_flow_spec rules[FAKE_RULES];
+	int used[FAKE_RULES];
+	int fail_hds_set;	/* -errno: the next hds_set fails */
+	unsigned int hds_sets;
+};
+
+static void fake_rss_default(struct fake_nic *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < FAKE_TABLE; i++)
+		f->table[i] = i % FAKE_QUEUES;
+}
+
+static void fake_init(struct fake_nic *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->hds = ETHTOOL_TCP_DATA_SPLIT_DISABLED;
+	fake_rss_default(f);
+}
+
+static int fake_ioctl(void *arg, void *data)
+{
+	struct fake_nic *f = arg;
+	struct ethtool_rxfh_indir *r = data;
+	struct ethtool_rxnfc *nfc = data;
+	uint32_t i, n = 0, loc = nfc->fs.location;
+
+	switch (*(uint32_t *)data) {
+	case ETHTOOL_GRXRINGS:
+		nfc->data = FAKE_QUEUES;
+		return 0;
+	case ETHTOOL_GRXFHINDIR:
+		if (r->size && r->size != FAKE_TABLE)
+			return -EINVAL;
+		if (r->size)
+			memcpy(r->ring_index, f->table, sizeof(f->table));
+		r->size = FAKE_TABLE;
+		return 0;
+	case ETHTOOL_SRXFHINDIR:
+		if (!r->size)
+			fake_rss_default(f);
+		else if (r->size == FAKE_TABLE)
+			memcpy(f->table, r->ring_index, sizeof(f->table));
+		else
+			return -EINVAL;
+		return 0;
+	case ETHTOOL_GRXCLSRLCNT:
+	case ETHTOOL_GRXCLSRLALL:
+		for (i = 0; i < FAKE_RULES; i++) {
+			if (!f->used[i])
+				continue;
+			if (nfc->cmd == ETHTOOL_GRXCLSRLALL)
+				nfc->rule_locs[n] = i;
+			n++;
+		}
+		nfc->rule_cnt = n;
+		nfc->data = FAKE_RULES;
+		return 0;
+	case ETHTOOL_SRXCLSRLINS:
+		if (loc >= FAKE_RULES || f->used[loc] ||
+		    nfc->fs.ring_cookie >= FAKE_QUEUES)
+			return -EINVAL;
+		f->rules[loc] = nfc->fs;
+		f->used[loc] = 1;
+		return 0;
+	case ETHTOOL_SRXCLSRLDEL:
+		if (loc >= FAKE_RULES || !f->used[loc])
+			return -ENOENT;
+		f->used[loc] = 0;
+		return 0;
+	case ETHTOOL_GRXCLSRULE:
+		if (loc >= FAKE_RULES || !f->used[loc])
+			return -ENOENT;
+		nfc->fs = f->rules[loc];
+		return 0;
+	}
+	return -EOPNOTSUPP;
+}
+
+static int fake_hds_get(void *arg, uint8_t *hds)
+{
+	*hds = ((struct fake_nic *)arg)->hds;
+	return 0;
+}
+
+static int fake_hds_set(void *arg, uint8_t hds)
+{
+	struct fake_nic *f = arg;
+	int err = f->fail_hds_set;
+
+	f->fail_hds_set = 0;
+	if (err)
+		return err;
+	f->hds = hds;
+	f->hds_sets++;
+	return 0;
+}
+
+static int fake_ntuple_get(void *arg, int *active, int *changeable)
+{
+	*active = ((struct fake_nic *)arg)->ntuple;
+	*changeable = 1;
+	return 0;
+}
+
+static int fake_ntuple_set(void *arg, int on)
+{
+	((struct fake_nic *)arg)->ntuple = on;
+	return 0;
+}
+
+/* A rule as the library makes it for TCP/IPv4 to @dst port @port. */
+static void fake_rule4(struct ethtool_rx_flow_spec *fs, const char *dst,
+		       uint16_t port, uint32_t queue)
+{
+	memset(fs, 0, sizeof(*fs));
+	fs->flow_type = TCP_V4_FLOW;
+	inet_pton(AF_INET, dst, &fs->h_u.tcp_ip4_spec.ip4dst);
+	fs->m_u.tcp_ip4_spec.ip4dst = 0xffffffff;
+	fs->h_u.tcp_ip4_spec.pdst = htons(port);
+	fs->m_u.tcp_ip4_spec.pdst = 0xffff;
+	fs->ring_cookie = queue;
+}
+
+static const struct devmem_nic_hooks fake_hooks = {
+	.ioctl = fake_ioctl,
+	.hds_get = fake_hds_get,
+	.hds_set = fake_hds_set,
+	.ntuple_get = fake_ntuple_get,
+	.ntuple_set = fake_ntuple_set,
+};
+
+/* The fake as it was before any set-up. */
+static int fake_pristine(const struct fake_nic *f)
+{
+	uint32_t i;
+
+	CHECK_EQ(f->hds, ETHTOOL_TCP_DATA_SPLIT_DISABLED);
+	CHECK_EQ(f->ntuple, 0);
+	for (i = 0; i < FAKE_TABLE; i++)
+		CHECK_EQ(f->table[i], i % FAKE_QUEUES);
+	for (i = 0; i < FAKE_RULES; i++)
+		CHECK_EQ(f->used[i], 0);
+	return T_PASS;
+}
+
+static char state_dir[256];	/* $DEVMEM_STATE_DIR */
+static char state_path[PATH_MAX];	/* lo's state file in it */
+
+static int nic_fake(struct devmem_nic **np, struct fake_nic *f)
+{
+	CHECK_EQ(devmem_nic_new(np, LO), 0);
+	devmem_nic_set_hooks(*np, &fake_hooks, f);
+	return T_PASS;
+}
+
+/* Whether the state file holds exactly the header and then @changes. */
+static int state_is(const char *changes)
+{
+	char want[1024];
+	const char *text = read_file(state_path);
+
+	snprintf(want, sizeof(want), "libdevmem-nic 1\ndevice 1 lo\n%s",
+		 changes);
+	if (text && !strcmp(text, want))
+		return 1;
+	fprintf(stderr, "state file:\n%s\nwanted:\n%s\n",
+		text ? text : "(none)", want);
+	return 0;
+}
+
+static int state_gone(void)
+{
+	struct stat st;
+
+	return stat(state_path, &st) && errno == ENOENT;
+}
+
+/* Whether a process holds the state file's lock: another open file
+ * description of it conflicts, in this process too.
+ */
+static int state_locked(void)
+{
+	int fd = open(state_path, O_RDONLY), locked;
+
+	if (fd < 0)
+		return -1;
+	locked = flock(fd, LOCK_EX | LOCK_NB) ? errno == EWOULDBLOCK : 0;
+	close(fd);
+	return locked;
+}
+
+static int test_state_changes(void)
+{
+	struct devmem_flow f1, f2;
+	struct devmem_nic *n;
+	struct fake_nic fake;
+	struct stat st;
+	uint32_t loc;
+
+	fake_init(&fake);
+	CHECK_EQ(devmem_flow_parse(&f1, "192.0.2.2", NULL, "5201"), 0);
+	CHECK_EQ(devmem_flow_parse(&f2, "2001:db8::2", "2001:db8::1", "5202"), 0);
+	CHECK_EQ(nic_fake(&n, &fake), T_PASS);
+	CHECK(state_gone());
+	/* a change that changes nothing leaves no file */
+	CHECK_EQ(devmem_nic_header_split(n, 0), 0);
+	CHECK(state_gone());
+
+	/* the first change makes the directory (0700) and the file */
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	CHECK_EQ(stat(state_dir, &st), 0);
+	CHECK_EQ(st.st_mode & 07777, 0700);
+	CHECK(state_is("header-split off\n"));
+	CHECK_EQ(stat(state_path, &st), 0);
+	CHECK_EQ(st.st_mode & 07777, 0600);
+	CHECK_EQ(state_locked(), 1);
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	CHECK(state_is("header-split off\n"));
+	CHECK_EQ(devmem_nic_rss_exclude(n, 2, 3), 0);
+	CHECK(state_is("header-split off\nrss default\n"));
+	CHECK_EQ(devmem_nic_flow_add(n, &f1, 2, &loc), 0);
+	CHECK_EQ(loc, 0);
+	CHECK(state_is("header-split off\nrss default\nntuple off\n"
+		       "rule 0 2 192.0.2.2 5201 any\n"));
+	CHECK_EQ(devmem_nic_flow_add(n, &f2, 3, &loc), 0);
+	CHECK_EQ(loc, 1);
+	CHECK(state_is("header-split off\nrss default\nntuple off\n"
+		       "rule 0 2 192.0.2.2 5201 any\n"
+		       "rule 1 3 2001:db8::2 5202 2001:db8::1\n"));
+	CHECK_EQ(state_locked(), 1);
+	CHECK_EQ(devmem_nic_flow_del(n, 1), 0);
+	CHECK(state_is("header-split off\nrss default\nntuple off\n"
+		       "rule 0 2 192.0.2.2 5201 any\n"));
+	/* a refused change changes neither device nor file */
+	CHECK_EQ(devmem_nic_flow_add(n, &f1, 9, &loc), -EINVAL);
+	CHECK(state_is("header-split off\nrss default\nntuple off\n"
+		       "rule 0 2 192.0.2.2 5201 any\n"));
+
+	/* an undo that fails stays in the file; the rest is gone */
+	fake.fail_hds_set = -EPERM;
+	CHECK_EQ(devmem_nic_restore(n), -EPERM);
+	CHECK(reason_is("lo: setting tcp-data-split: Operation not permitted"));
+	CHECK(state_is("header-split off\n"));
+	CHECK_EQ(state_locked(), 1);
+	CHECK_EQ(fake.ntuple, 0);
+	CHECK_EQ(fake.used[0], 0);
+	/* and the second restore removes the file */
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	CHECK_EQ(fake_pristine(&fake), T_PASS);
+
+	/* a failed first change leaves no file */
+	fake.fail_hds_set = -EPERM;
+	CHECK_EQ(devmem_nic_setup(n, 3, 3, &f1), -EPERM);
+	CHECK(state_gone());
+	/* setup half-way: undone, no file */
+	CHECK_EQ(devmem_nic_setup(n, 0, 3, &f1), -EINVAL);
+	CHECK(reason_is("lo has 4 rx queues: none would be left for RSS"));
+	CHECK(state_gone());
+	CHECK_EQ(fake_pristine(&fake), T_PASS);
+	CHECK_EQ(devmem_nic_setup(n, 3, 3, &f1), 0);
+	CHECK(state_is("header-split off\nrss default\nntuple off\n"
+		       "rule 0 3 192.0.2.2 5201 any\n"));
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	devmem_nic_free(n);
+	CHECK_EQ(fake_pristine(&fake), T_PASS);
+	return T_PASS;
+}
+
+/* Freed with changes recorded: the file stays, unlocked; a new state is
+ * refused (-EBUSY, naming the file and teardown) before anything changes;
+ * recovery takes it over and restore removes it.
+ */
+static int test_state_left(void)
+{
+	struct devmem_nic *n, *m;
+	struct fake_nic fake;
+	char want[PATH_MAX + 256];
+	unsigned int sets;
+
+	fake_init(&fake);
+	CHECK_EQ(nic_fake(&n, &fake), T_PASS);
+	CHECK_EQ(devmem_nic_rss_exclude(n, 0, 0), 0);
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	devmem_nic_free(n);
+	CHECK(state_is("rss default\nheader-split off\n"));
+	CHECK_EQ(state_locked(), 0);
+
+	CHECK_EQ(nic_fake(&m, &fake), T_PASS);
+	sets = fake.hds_sets;
+	snprintf(want, sizeof(want),
+		 "lo is already set up (state file %s): run \"devmemctl teardown dev lo\" if no process is using it",
+		 state_path);
+	CHECK_EQ(devmem_nic_header_split(m, 0), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(devmem_nic_setup(m, 1, 1, NULL), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(fake.hds_sets, sets);
+	CHECK_EQ(fake.table[0], 1);
+	CHECK(state_is("rss default\nheader-split off\n"));
+	devmem_nic_free(m);
+	CHECK(state_is("rss default\nheader-split off\n"));
+
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
+	CHECK_EQ(state_locked(), 1);
+	devmem_nic_set_hooks(n, &fake_hooks, &fake);
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	CHECK_EQ(fake_pristine(&fake), T_PASS);
+	/* the state can start over */
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	CHECK(state_is("header-split off\n"));
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	devmem_nic_free(n);
+	return T_PASS;
+}
+
+/* While the child holds the state it set up. */
+static int lock_held(void)
+{
+	struct devmem_nic *n = NULL;
+	struct fake_nic fake;
+	char want[PATH_MAX + 256];
+
+	CHECK(state_is("header-split off\nrss default\nntuple off\n"
+		       "rule 0 2 192.0.2.2 5201 any\n"));
+	CHECK_EQ(state_locked(), 1);
+	n = NULL;
+	snprintf(want, sizeof(want),
+		 "lo is set up by a running process (state file %s is locked)",
+		 state_path);
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK(!n);
+	fake_init(&fake);
+	CHECK_EQ(nic_fake(&n, &fake), T_PASS);
+	snprintf(want, sizeof(want),
+		 "lo is already set up by a running process (state file %s is locked)",
+		 state_path);
+	CHECK_EQ(devmem_nic_header_split(n, 1), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(fake.hds_sets, 0);
+	devmem_nic_free(n);
+	return T_PASS;
+}
+
+/* A child that holds a set-up state: recovery is -EBUSY until it is
+ * killed (SIGKILL: nothing of the library runs), then takes it over.
+ */
+static int test_state_lock(void)
+{
+	struct devmem_flow f;
+	struct devmem_nic *n;
+	struct fake_nic fake;
+	int pipefd[2], status, ret;
+	pid_t pid;
+	char c;
+
+	CHECK_EQ(devmem_flow_parse(&f, "192.0.2.2", NULL, "5201"), 0);
+	CHECK_EQ(pipe(pipefd), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		close(pipefd[0]);
+		fake_init(&fake);
+		if (nic_fake(&n, &fake) || devmem_nic_setup(n, 2, 3, &f) ||
+		    write(pipefd[1], "s", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	ret = read(pipefd[0], &c, 1) == 1 ? lock_held() : T_FAIL;
+	close(pipefd[0]);
+	/* killed whatever happened: it must not outlive the test */
+	kill(pid, SIGKILL);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	if (ret)
+		return ret;
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK_EQ(state_locked(), 0);
+
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
+	CHECK(reason_is(""));
+	CHECK_EQ(devmem_nic_ifindex(n), LO);
+	CHECK_EQ(state_locked(), 1);
+	CHECK(state_is("header-split off\nrss default\nntuple off\n"
+		       "rule 0 2 192.0.2.2 5201 any\n"));
+	/* the fake the child changed: as it left it */
+	fake_init(&fake);
+	fake.hds = ETHTOOL_TCP_DATA_SPLIT_ENABLED;
+	fake.ntuple = 1;
+	memcpy(fake.table, (uint32_t[]){ 0, 1, 0, 1, 0, 1, 0, 1 },
+	       sizeof(fake.table));
+	fake.used[0] = 1;
+	fake_rule4(&fake.rules[0], "192.0.2.2", 5201, 2);
+	devmem_nic_set_hooks(n, &fake_hooks, &fake);
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	CHECK_EQ(fake_pristine(&fake), T_PASS);
+	devmem_nic_free(n);
+	return T_PASS;
+}
+
+/* No file: -ENOENT; a file that is not a state: refused, left alone;
+ * on lo itself (no fake), a change is -EBUSY before anything is asked.
+ */
+static int test_state_refused(void)
+{
+	struct devmem_flow f;
+	struct devmem_nic *n = NULL;
+	char want[PATH_MAX + 256];
+
+	snprintf(want, sizeof(want), "lo is not set up (no state file %s)",
+		 state_path);
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), -ENOENT);
+	CHECK(reason_is(want));
+	CHECK(!n);
+	CHECK_EQ(devmem_nic_new_recover(&n, INT_MAX), -ENODEV);
+	CHECK(reason_is("no network device with ifindex 2147483647"));
+
+	CHECK_EQ(write_file(state_path, "keep\n", 5), 0);
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:1: not a libdevmem NIC state file (no \"libdevmem-nic VERSION\" line)",
+		 state_path);
+	CHECK(reason_is(want));
+	CHECK(!n);
+	CHECK(!strcmp(read_file(state_path), "keep\n"));
+
+	CHECK_EQ(devmem_flow_parse(&f, "127.0.0.1", NULL, "9"), 0);
+	CHECK_EQ(devmem_nic_new(&n, LO), 0);
+	snprintf(want, sizeof(want),
+		 "lo is already set up (state file %s): run \"devmemctl teardown dev lo\" if no process is using it",
+		 state_path);
+	CHECK_EQ(devmem_nic_header_split(n, 1), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(devmem_nic_rss_exclude(n, 0, 0), -EBUSY);
+	CHECK_EQ(devmem_nic_flow_add(n, &f, 0, NULL), -EBUSY);
+	CHECK_EQ(devmem_nic_setup(n, 0, 0, &f), -EBUSY);
+	CHECK(reason_is(want));
+	devmem_nic_free(n);
+	CHECK(!strcmp(read_file(state_path), "keep\n"));
+
+	/* nothing recorded (its process died before the first change got
+	 * through): taken over, and restore removes it without a request
+	 */
+	CHECK_EQ(write_file(state_path, "libdevmem-nic 1\ndevice 1 lo\n", 28), 0);
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	devmem_nic_free(n);
+	return T_PASS;
+}
+
 static const struct t_case cases[] = {
 	{ "flow-good", test_flow_good },
 	{ "flow-bad", test_flow_bad },
@@ -470,6 +964,10 @@ static const struct t_case cases[] = {
 	{ "round-trip", test_round_trip },
 	{ "malformed", test_malformed },
 	{ "lo-refuses", test_lo_refuses },
+	{ "state-changes", test_state_changes },
+	{ "state-left", test_state_left },
+	{ "state-lock", test_state_lock },
+	{ "state-refused", test_state_refused },
 };
 
 int main(void)
@@ -477,10 +975,23 @@ int main(void)
 	char cmd[64];
 	int ret;
 
+	struct stat st;
+
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return T_FAIL;
 	}
+	/* the library makes the directory; the file's name has this
+	 * namespace's inode
+	 */
+	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+	if (setenv("DEVMEM_STATE_DIR", state_dir, 1) ||
+	    stat("/proc/self/ns/net", &st)) {
+		perror("DEVMEM_STATE_DIR");
+		return T_FAIL;
+	}
+	snprintf(state_path, sizeof(state_path), "%s/netns-%llu-ifindex-1",
+		 state_dir, (unsigned long long)st.st_ino);
 	ret = T_RUN(cases);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
