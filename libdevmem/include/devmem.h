@@ -700,8 +700,16 @@ struct devmem_uring;
 /* The most requests one ring keeps in flight. */
 #define DEVMEM_URING_MAX_ENTRIES	4096U
 
-/* What one request got. */
+/*
+ * What one request got. The caller sets @size to
+ * sizeof(struct devmem_uring_completion) before devmem_uring_wait() or
+ * devmem_uring_peek(); the library fills in only what that size covers.
+ * rx stays the last member: the completion grows as struct
+ * devmem_rx_result does, and the library sets rx.size to the part of
+ * @size that rx covers.
+ */
 struct devmem_uring_completion {
+	size_t size;
 	uint64_t user_data;	/* as given to devmem_uring_submit() */
 	int fd;			/* its socket */
 	void *buf;		/* its buffer for host-memory data */
@@ -757,10 +765,12 @@ int devmem_uring_submit(struct devmem_uring *u, int fd, void *buf,
  * of stream, or -errno: recvmsg's errors (-EAGAIN with MSG_DONTWAIT,
  * -EINTR, -ECONNRESET, ...); -EMSGSIZE (the largest control buffer is
  * still too small); -ENOMEM (growing it); -EBADMSG and -EPROTO as
- * devmem_recv() (close the socket then); -ECANCELED.
+ * devmem_recv() (close the socket then); -ECANCELED. devmem_last_error()
+ * says why when c->ret is negative, and is empty otherwise.
  * Returns 0 with a completion in *@c, or -errno with a reason and *@c
- * untouched: -EINVAL (NULL @u or @c); -ENOENT (no request in flight);
- * -EINTR (a signal came first); io_uring_enter()'s other errors.
+ * untouched: -EINVAL (NULL @u or @c, c->size too small); -ENOENT (no
+ * request in flight); -EINTR (a signal came first); io_uring_enter()'s
+ * other errors.
  * devmem_uring_peek() waits for nothing: -EAGAIN when no request has
  * completed.
  */
@@ -770,12 +780,86 @@ int devmem_uring_peek(struct devmem_uring *u,
 		      struct devmem_uring_completion *c);
 
 /* The ring's fd, readable (poll, epoll) while a completion is ready:
- * then devmem_uring_peek() reaps it.
+ * then devmem_uring_peek() reaps it. -EINVAL with a reason for NULL @u.
  */
 int devmem_uring_fd(const struct devmem_uring *u);
 
 /* Requests in flight: submitted and not yet reaped. */
 unsigned int devmem_uring_inflight(const struct devmem_uring *u);
+
+/*
+ * io_uring receive on the application's ring
+ */
+
+/* liburing's, laid out by the kernel's io_uring ABI (linux/io_uring.h) */
+struct io_uring_sqe;
+struct io_uring_cqe;
+
+/*
+ * One receive request for a ring the application owns: a msghdr and a
+ * control buffer that live as long as the request is in flight, and grow
+ * on ETOOSMALL as devmem_recv()'s does. The application gets the SQEs,
+ * submits and reaps; the library fills the SQE and reads the CQE. One
+ * request is one receive in flight at a time: make one per receive to
+ * have in flight at once. Not safe for concurrent use.
+ */
+struct devmem_urecv;
+
+/* devmem_urecv_complete(): the kernel answered ETOOSMALL (the control
+ * buffer cannot hold one cmsg; nothing was consumed) and the buffer has
+ * grown: prepare and submit the same receive again. Negative, so that it
+ * is never taken for bytes; the kernel's ETOOSMALL, which no user-space
+ * errno shares.
+ */
+#define DEVMEM_URECV_RESUBMIT	(-525)
+
+/*
+ * Create a request whose control buffer starts with room for @frags
+ * fragments (0 picks 128; at most DEVMEM_RX_MAX_FRAGS). @cmsg_flags are
+ * devmem_parse_cmsgs() flags.
+ * Returns 0 and stores the request in *@rp, or -errno with a reason:
+ * -EINVAL (NULL @rp, unknown @cmsg_flags); -ENOMEM.
+ */
+int devmem_urecv_new(struct devmem_urecv **rp, unsigned int frags,
+		     unsigned int cmsg_flags);
+
+/* Free only while the request is not in flight: the kernel writes into
+ * it until its completion. NULL is a no-op.
+ */
+void devmem_urecv_free(struct devmem_urecv *r);
+
+/*
+ * Fill @sqe with IORING_OP_RECVMSG of recvmsg(@fd, MSG_SOCK_DEVMEM |
+ * @flags) into @buf (@len bytes for host-memory data, valid until the
+ * completion) and the request's msghdr, as io_uring_prep_recvmsg() does:
+ * the SQE's flags are cleared and its user_data is left alone. Then the
+ * caller sets user_data, flags (links), submits, and hands the completion
+ * to devmem_urecv_complete(). The request is in flight from here to then.
+ * Returns 0, or -errno with a reason and @sqe untouched: -EINVAL (NULL @r
+ * or @sqe, NULL @buf with a nonzero @len); -EBADF (negative @fd); -EBUSY
+ * (the request is in flight).
+ */
+int devmem_urecv_prep(struct devmem_urecv *r, struct io_uring_sqe *sqe,
+		      int fd, void *buf, size_t len, int flags);
+
+/*
+ * The end of the receive whose completion is @cqe (not consumed: the
+ * caller marks it seen), described in *@res as devmem_recv() describes
+ * its receive (the caller sets res->size; empty unless the return is
+ * positive). The arrays belong to the request: valid until its next
+ * devmem_urecv_complete() or devmem_urecv_free().
+ * Returns the bytes received, 0 at end of stream, DEVMEM_URECV_RESUBMIT
+ * (no failure: devmem_last_error() stays empty), or -errno with a
+ * reason: the receive's errors (-EAGAIN with MSG_DONTWAIT, -ECANCELED,
+ * -ECONNRESET, -ENOTSOCK, ...); -EMSGSIZE (the largest control buffer is
+ * still too small); -ENOMEM (growing it); -EBADMSG and -EPROTO as
+ * devmem_recv() (close the socket then); -EINVAL (NULL @r, @cqe or @res,
+ * res->size too small, the request not in flight). After any other
+ * return the request is no longer in flight.
+ */
+ssize_t devmem_urecv_complete(struct devmem_urecv *r,
+			      const struct io_uring_cqe *cqe,
+			      struct devmem_rx_result *res);
 
 #ifdef __cplusplus
 }

@@ -115,9 +115,12 @@ typedef ssize_t (*devmem_recvmsg_fn)(int fd, struct msghdr *msg, int flags,
 void devmem_rx_set_recvmsg(struct devmem_rx *rx, devmem_recvmsg_fn fn,
 			   void *arg);
 
-/* With a hook, devmem_uring queues a NOP for each request and, when it
- * completes, runs the hook on the request's msghdr for the result.
+/* With a hook, a devmem_urecv prepares a NOP and, when it completes with
+ * 0, runs the hook on the request's msghdr for the result; a devmem_uring
+ * sets it on every request.
  */
+void devmem_urecv_set_recvmsg(struct devmem_urecv *r, devmem_recvmsg_fn fn,
+			      void *arg);
 void devmem_uring_set_recvmsg(struct devmem_uring *u, devmem_recvmsg_fn fn,
 			      void *arg);
 

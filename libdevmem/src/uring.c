@@ -2,19 +2,24 @@
 /*
  * recvmsg(MSG_SOCK_DEVMEM) through io_uring (liburing).
  *
- * Each request slot owns a msghdr, its iovec and a control buffer
- * (struct devmem_ctrl, shared with devmem_recv()): io_uring reads the
- * msghdr when it issues the request and the kernel writes msg_flags and
- * msg_controllen back into it when the receive ends, so all of it must
- * live until the completion. A completion's user_data is the slot's
- * index; the caller's user_data stays in the slot.
+ * A receive request (struct devmem_urecv) owns a msghdr, its iovec and a
+ * control buffer (struct devmem_ctrl, shared with devmem_recv()):
+ * io_uring reads the msghdr when it issues the request and the kernel
+ * writes msg_flags and msg_controllen back into it when the receive
+ * ends, so all of it must live until the completion. ETOOSMALL means the
+ * kernel consumed nothing (the control buffer cannot hold the first
+ * cmsg), so the buffer grows and the same request can go back to the
+ * kernel.
  *
- * ETOOSMALL means the kernel consumed nothing (the control buffer cannot
- * hold the first cmsg), so the slot's buffer grows and the same request
- * goes back to the kernel before the caller sees anything. At most
- * @entries requests are in flight and the submission queue has that many
- * entries, each submitted at once, so there is always an SQE for a
- * resubmission and the completion queue (twice as large) cannot overflow.
+ * On the application's ring the application submits and reaps
+ * (devmem_urecv_prep()/_complete()) and resubmits after ETOOSMALL. A
+ * devmem_uring is a ring of its own with a request per slot: a
+ * completion's user_data is the slot's index, the caller's user_data
+ * stays in the slot, and a request answered with ETOOSMALL goes back to
+ * the kernel before the caller sees anything. At most @entries requests
+ * are in flight and the submission queue has that many entries, each
+ * submitted at once, so there is always an SQE for a resubmission and the
+ * completion queue (twice as large) cannot overflow.
  */
 #include "internal.h"
 
@@ -29,35 +34,180 @@
 /* user_data of the cancellation devmem_uring_free() queues */
 #define DEVMEM_URING_CANCEL		UINT64_MAX
 
-struct devmem_uring_req {
+_Static_assert(DEVMEM_URECV_RESUBMIT == -ETOOSMALL,
+	       "DEVMEM_URECV_RESUBMIT is the kernel's ETOOSMALL");
+
+struct devmem_urecv {
 	struct msghdr msg;
 	struct iovec iov;
 	struct devmem_ctrl ctrl;
-	uint64_t user_data;
+	unsigned int cmsg_flags;
 	int fd;
 	int flags;
-	bool busy;
+	bool inflight;			/* prepared, not completed */
+	devmem_recvmsg_fn recvmsg;	/* test hook; NULL: the kernel */
+	void *recvmsg_arg;
+};
+
+struct devmem_uring_req {
+	struct devmem_urecv rv;
+	uint64_t user_data;
 };
 
 struct devmem_uring {
 	struct io_uring ring;
-	unsigned int cmsg_flags;
 	unsigned int nr;		/* slots */
 	unsigned int inflight;
 	unsigned int nr_free;
 	unsigned int *free;		/* stack of free slot indices */
 	struct devmem_uring_req *reqs;
 	bool cancel_failed;		/* devmem_uring_free() */
-	devmem_recvmsg_fn recvmsg;	/* test hook; NULL: the kernel */
-	void *recvmsg_arg;
 };
+
+static int devmem_urecv_init(struct devmem_urecv *r, unsigned int frags,
+			     unsigned int cmsg_flags)
+{
+	r->cmsg_flags = cmsg_flags;
+	return devmem_ctrl_init(&r->ctrl, frags);
+}
+
+/* Point the request at @fd and @buf, and @sqe at the request. */
+static void devmem_urecv_arm(struct devmem_urecv *r, struct io_uring_sqe *sqe)
+{
+	devmem_ctrl_msg(&r->ctrl, &r->msg, &r->iov);
+	if (r->recvmsg)
+		io_uring_prep_nop(sqe);
+	else
+		io_uring_prep_recvmsg(sqe, r->fd, &r->msg,
+				      (unsigned int)r->flags | MSG_SOCK_DEVMEM);
+	r->inflight = true;
+}
+
+/*
+ * The end of the receive whose completion's result is @ret: *@out (filled
+ * whole) and what devmem_urecv_complete() returns, with a reason for an
+ * error.
+ */
+static ssize_t devmem_urecv_end(struct devmem_urecv *r, ssize_t ret,
+				struct devmem_rx_result *out)
+{
+	int err;
+
+	r->inflight = false;
+	devmem_ctrl_result(&r->ctrl, NULL, 0, NULL, 0, out);
+	if (r->recvmsg && ret == 0)
+		ret = r->recvmsg(r->fd, &r->msg, r->flags | MSG_SOCK_DEVMEM,
+				 r->recvmsg_arg);
+	if (ret == -ETOOSMALL) {
+		err = devmem_ctrl_grow(&r->ctrl);
+		if (err)
+			return devmem_ctrl_grow_fail(&r->ctrl, err);
+		return DEVMEM_URECV_RESUBMIT;
+	}
+	if (ret < 0)
+		return devmem_fail_errno((int)ret, "recvmsg");
+	if (!ret)
+		return 0;
+	return devmem_ctrl_result(&r->ctrl, &r->msg, r->cmsg_flags,
+				  r->iov.iov_base, ret, out);
+}
+
+DEVMEM_EXPORT int devmem_urecv_new(struct devmem_urecv **rp,
+				   unsigned int frags, unsigned int cmsg_flags)
+{
+	struct devmem_urecv *r;
+	int err;
+
+	devmem_error_clear();
+	if (!rp)
+		return devmem_fail(-EINVAL, "no place for the result");
+	if (cmsg_flags & ~DEVMEM_CMSG_SKIP_OTHER)
+		return devmem_fail(-EINVAL, "unknown cmsg flags 0x%x",
+				   cmsg_flags);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return devmem_fail(-ENOMEM, "out of memory");
+	err = devmem_urecv_init(r, frags, cmsg_flags);
+	if (err) {
+		free(r);
+		return devmem_fail(err, "out of memory");
+	}
+	*rp = r;
+	return 0;
+}
+
+DEVMEM_EXPORT void devmem_urecv_free(struct devmem_urecv *r)
+{
+	if (!r)
+		return;
+	devmem_ctrl_release(&r->ctrl);
+	free(r);
+}
+
+void devmem_urecv_set_recvmsg(struct devmem_urecv *r, devmem_recvmsg_fn fn,
+			      void *arg)
+{
+	r->recvmsg = fn;
+	r->recvmsg_arg = arg;
+}
+
+DEVMEM_EXPORT int devmem_urecv_prep(struct devmem_urecv *r,
+				    struct io_uring_sqe *sqe, int fd,
+				    void *buf, size_t len, int flags)
+{
+	devmem_error_clear();
+	if (!r || !sqe || (len && !buf))
+		return devmem_fail(-EINVAL, "%s", !r ? "no request" :
+				   !sqe ? "no SQE" : "no buffer");
+	if (fd < 0)
+		return devmem_fail(-EBADF, "socket fd %d", fd);
+	if (r->inflight)
+		return devmem_fail(-EBUSY, "the request is in flight: "
+				   "complete it first");
+	r->fd = fd;
+	r->flags = flags;
+	r->iov.iov_base = buf;
+	r->iov.iov_len = len;
+	devmem_urecv_arm(r, sqe);
+	return 0;
+}
+
+DEVMEM_EXPORT ssize_t devmem_urecv_complete(struct devmem_urecv *r,
+					    const struct io_uring_cqe *cqe,
+					    struct devmem_rx_result *res)
+{
+	struct devmem_rx_result out;
+	ssize_t ret;
+	int err;
+
+	devmem_error_clear();
+	if (!r || !cqe || !res)
+		return devmem_fail(-EINVAL, "%s", !r ? "no request" :
+				   !cqe ? "no CQE" : "no place for the result");
+	devmem_ctrl_result(&r->ctrl, NULL, 0, NULL, 0, &out);
+	err = devmem_rx_result_copy(res, &out);
+	if (err)
+		return devmem_fail(err, "result size %zu is too small",
+				   res->size);
+	if (!r->inflight)
+		return devmem_fail(-EINVAL, "no receive prepared");
+
+	ret = devmem_urecv_end(r, cqe->res, &out);
+	if (ret > 0)
+		devmem_rx_result_copy(res, &out);
+	return ret;
+}
+
+/*
+ * A ring of its own
+ */
 
 static void devmem_uring_release(struct devmem_uring *u)
 {
 	unsigned int i;
 
 	for (i = 0; i < u->nr; i++)
-		devmem_ctrl_release(&u->reqs[i].ctrl);
+		devmem_ctrl_release(&u->reqs[i].rv.ctrl);
 	free(u->reqs);
 	free(u->free);
 	free(u);
@@ -86,7 +236,6 @@ DEVMEM_EXPORT int devmem_uring_new(struct devmem_uring **up,
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return devmem_fail(-ENOMEM, "out of memory");
-	u->cmsg_flags = cmsg_flags;
 	u->reqs = calloc(entries, sizeof(*u->reqs));
 	u->free = calloc(entries, sizeof(*u->free));
 	if (!u->reqs || !u->free) {
@@ -94,7 +243,7 @@ DEVMEM_EXPORT int devmem_uring_new(struct devmem_uring **up,
 		goto err_release;
 	}
 	for (; u->nr < entries; u->nr++) {
-		err = devmem_ctrl_init(&u->reqs[u->nr].ctrl, frags);
+		err = devmem_urecv_init(&u->reqs[u->nr].rv, frags, cmsg_flags);
 		if (err) {
 			devmem_fail(err, "out of memory");
 			goto err_release;
@@ -122,8 +271,10 @@ err_release:
 void devmem_uring_set_recvmsg(struct devmem_uring *u, devmem_recvmsg_fn fn,
 			      void *arg)
 {
-	u->recvmsg = fn;
-	u->recvmsg_arg = arg;
+	unsigned int i;
+
+	for (i = 0; i < u->nr; i++)
+		devmem_urecv_set_recvmsg(&u->reqs[i].rv, fn, arg);
 }
 
 /* Put slot @r's request on the submission queue and submit it. */
@@ -135,12 +286,7 @@ static int devmem_uring_queue(struct devmem_uring *u,
 	sqe = io_uring_get_sqe(&u->ring);
 	if (!sqe)	/* never: no more requests than entries */
 		return devmem_fail(-EBUSY, "no free submission queue entry");
-	devmem_ctrl_msg(&r->ctrl, &r->msg, &r->iov);
-	if (u->recvmsg)
-		io_uring_prep_nop(sqe);
-	else
-		io_uring_prep_recvmsg(sqe, r->fd, &r->msg,
-				      (unsigned int)r->flags | MSG_SOCK_DEVMEM);
+	devmem_urecv_arm(&r->rv, sqe);
 	io_uring_sqe_set_data64(sqe, r - u->reqs);
 	/* A failure leaves the SQE queued: the next enter takes it. */
 	io_uring_submit(&u->ring);
@@ -163,14 +309,13 @@ DEVMEM_EXPORT int devmem_uring_submit(struct devmem_uring *u, int fd,
 				   u->nr);
 
 	r = &u->reqs[u->free[u->nr_free - 1]];
-	r->fd = fd;
-	r->flags = flags;
+	r->rv.fd = fd;
+	r->rv.flags = flags;
+	r->rv.iov.iov_base = buf;
+	r->rv.iov.iov_len = len;
 	r->user_data = user_data;
-	r->iov.iov_base = buf;
-	r->iov.iov_len = len;
 	u->nr_free--;
 	u->inflight++;
-	r->busy = true;
 	return devmem_uring_queue(u, r);
 }
 
@@ -185,6 +330,7 @@ static int devmem_uring_reap(struct devmem_uring *u,
 			     struct devmem_uring_completion *c)
 {
 	uint64_t idx = io_uring_cqe_get_data64(cqe);
+	struct devmem_rx_result out;
 	struct devmem_uring_req *r;
 	ssize_t ret = cqe->res;
 	int err;
@@ -195,32 +341,30 @@ static int devmem_uring_reap(struct devmem_uring *u,
 			u->cancel_failed = true;
 		return 0;
 	}
-	if (idx >= u->nr || !u->reqs[idx].busy)
+	if (idx >= u->nr || !u->reqs[idx].rv.inflight)
 		return 0;
 	r = &u->reqs[idx];
-	if (c && u->recvmsg && ret == 0)
-		ret = u->recvmsg(r->fd, &r->msg,
-				 r->flags | MSG_SOCK_DEVMEM, u->recvmsg_arg);
-
-	if (c && ret == -ETOOSMALL) {
-		err = devmem_ctrl_grow(&r->ctrl);
-		if (!err)
+	if (c) {
+		ret = devmem_urecv_end(&r->rv, ret, &out);
+		if (ret == DEVMEM_URECV_RESUBMIT) {
 			err = devmem_uring_queue(u, r);
-		if (!err)
-			return 0;
-		ret = err;
+			if (!err)
+				return 0;
+			ret = err;
+		}
 	}
 
-	r->busy = false;
+	r->rv.inflight = false;
 	u->inflight--;
 	u->free[u->nr_free++] = idx;
 	if (!c)
 		return 1;
 	c->user_data = r->user_data;
-	c->fd = r->fd;
-	c->buf = r->iov.iov_base;
-	c->ret = devmem_ctrl_result(&r->ctrl, &r->msg, u->cmsg_flags,
-				    r->iov.iov_base, ret, &c->rx);
+	c->fd = r->rv.fd;
+	c->buf = r->rv.iov.iov_base;
+	c->ret = ret;
+	c->rx.size = c->size - offsetof(struct devmem_uring_completion, rx);
+	devmem_rx_result_copy(&c->rx, &out);
 	return 1;
 }
 
@@ -235,6 +379,9 @@ static int devmem_uring_next(struct devmem_uring *u,
 	if (!u || !c)
 		return devmem_fail(-EINVAL, "%s", !u ? "no ring" :
 				   "no place for the completion");
+	if (c->size < DEVMEM_URING_COMPLETION_SIZE_1_0)
+		return devmem_fail(-EINVAL, "completion size %zu is too small",
+				   c->size);
 	for (;;) {
 		if (!u->inflight)
 			return devmem_fail(-ENOENT, "no request in flight");
@@ -272,7 +419,10 @@ DEVMEM_EXPORT int devmem_uring_peek(struct devmem_uring *u,
 
 DEVMEM_EXPORT int devmem_uring_fd(const struct devmem_uring *u)
 {
-	return u ? u->ring.ring_fd : -EINVAL;
+	devmem_error_clear();
+	if (!u)
+		return devmem_fail(-EINVAL, "no ring");
+	return u->ring.ring_fd;
 }
 
 DEVMEM_EXPORT unsigned int devmem_uring_inflight(const struct devmem_uring *u)

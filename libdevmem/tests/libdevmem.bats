@@ -51,6 +51,16 @@ run_prog() {
 
 @test "uring: io_uring receive on loopback TCP and against the fake kernel: growth, -EBUSY, EOF, cancel" {
 	run_prog uring
+	[[ $output == *"ok completion-size"* ]]
+}
+
+@test "uring: devmem_urecv on the test's own ring: resubmission after ETOOSMALL, ordered segments, errors, loopback TCP" {
+	run_prog uring
+	[[ $output == *"ok urecv-args"* ]]
+	[[ $output == *"ok urecv-synthetic"* ]]
+	[[ $output == *"ok urecv-ring-fake"* ]]
+	[[ $output == *"ok urecv-ring-tcp"* ]]
+	[[ $output == *"ok urecv-ring-many"* ]]
 }
 
 @test "recycle: token batching, merging and splitting" {

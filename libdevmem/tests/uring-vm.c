@@ -27,7 +27,7 @@
 static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 {
 	static uint8_t host[VM_HOST_LEN];
-	struct devmem_uring_completion c;
+	struct devmem_uring_completion c = { .size = sizeof(c) };
 	struct devmem_uring *u;
 	int err;
 
