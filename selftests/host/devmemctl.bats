@@ -22,7 +22,7 @@ setup_file() {
 
 setup() {
 	CTL=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)/build/bin/devmemctl
-	export DEVMEMCTL_STATE_DIR=$BATS_TEST_TMPDIR/state
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
 }
 
 HINT="Try 'devmemctl help' for the syntax."
@@ -171,7 +171,7 @@ jget() {
 			 "  teardown dev IF" "  bind dev IF queues A[-B]" \
 			 "  help [OBJECT]" "  -j, --json" "  -p, --pretty" \
 			 "  -V, --version" "  -h, --help" "Exit status:" \
-			 "DEVMEMCTL_STATE_DIR"; do
+			 "DEVMEM_STATE_DIR"; do
 			[[ $output == *"$w"* ]] || { echo "missing: $w"; false; }
 		done
 	done
@@ -206,7 +206,7 @@ jget() {
 	[ "$status" -eq 0 ]
 	for w in "dev show" "queue show" "pool show" "setup dev IF queues" \
 		 "teardown dev IF" "bind dev IF queues" "EXIT STATUS" \
-		 "DEVMEMCTL_STATE_DIR" "DEVMEMCTL_PARSE_ONLY"; do
+		 "DEVMEM_STATE_DIR" "DEVMEMCTL_PARSE_ONLY"; do
 		[[ $output == *"$w"* ]] || { echo "missing: $w"; false; }
 	done
 }
@@ -317,29 +317,44 @@ jget() {
 		[ "$stderr" = 'Error: no network device "devmemctl-none"' ]
 	done
 	ns=$(stat -L -c %i /proc/self/ns/net)
-	state=$DEVMEMCTL_STATE_DIR/netns-$ns-ifindex-1
+	state=$DEVMEM_STATE_DIR/netns-$ns-ifindex-1
 	# teardown of a device that was never set up
 	run --separate-stderr "$CTL" teardown dev lo
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: dev lo is not set up (no state file $state)" ]
+	[ "$stderr" = "Error: lo is not set up (no state file $state)" ]
 	# setup of a device with a state file: refused before any change
-	mkdir -p "$DEVMEMCTL_STATE_DIR"
+	mkdir -p "$DEVMEM_STATE_DIR"
 	echo keep >"$state"
 	run --separate-stderr "$CTL" setup dev lo queues 0
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: dev lo is already set up (state file $state): run 'devmemctl teardown dev lo' first" ]
+	[ "$stderr" = "Error: lo is already set up (state file $state): run \"devmemctl teardown dev lo\" if no process is using it" ]
 	[ "$(<"$state")" = keep ]
 	# by index, the same file
 	run --separate-stderr "$CTL" setup dev 1 queues 0
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: dev 1 is already set up (state file $state): run 'devmemctl teardown dev 1' first" ]
+	[ "$stderr" = "Error: lo is already set up (state file $state): run \"devmemctl teardown dev lo\" if no process is using it" ]
+	# held by a running process (flock): setup and teardown say so
+	mkfifo "$BATS_TEST_TMPDIR/locked"
+	bash -c 'exec 9<"$1"; flock -x 9; echo >"$2"; exec sleep 600' _ \
+		"$state" "$BATS_TEST_TMPDIR/locked" 3>&- &
+	holder=$!
+	read -r _ <"$BATS_TEST_TMPDIR/locked"
+	run --separate-stderr "$CTL" setup dev lo queues 0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: lo is already set up by a running process (state file $state is locked)" ]
+	run --separate-stderr "$CTL" teardown dev lo
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: lo is set up by a running process (state file $state is locked)" ]
+	kill "$holder"
+	wait "$holder" || true
+	[ "$(<"$state")" = keep ]
 	# a state file that is not one: teardown fails, naming it, and leaves it
 	run --separate-stderr "$CTL" teardown dev lo
 	[ "$status" -eq 1 ]
 	[[ $stderr == "Error: $state"* ]]
 	[ "$(<"$state")" = keep ]
 	# a state directory that cannot be made
-	DEVMEMCTL_STATE_DIR=$BATS_TEST_TMPDIR/no/such run --separate-stderr "$CTL" setup dev lo queues 0
+	DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/no/such run --separate-stderr "$CTL" setup dev lo queues 0
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "Error: state directory $BATS_TEST_TMPDIR/no/such: No such file or directory" ]
 	# bind of an fd that is not open, or not a dma-buf: no kernel needed

@@ -23,9 +23,9 @@
 /* At most this many queues in one A-B range. */
 #define MAX_QUEUES	1024U
 
-/* Where setup keeps the original settings, and its override. */
-#define STATE_DIR_DEFAULT	"/run/devmemctl"
-#define STATE_DIR_ENV		"DEVMEMCTL_STATE_DIR"
+/* Where libdevmem keeps a device's set-up state (its default). */
+#define STATE_DIR_ENV		"DEVMEM_STATE_DIR"
+#define STATE_DIR_DEFAULT	"/run/devmem"
 /* Set to 1: print the parsed command as JSON, do nothing (tests). */
 #define PARSE_ONLY_ENV		"DEVMEMCTL_PARSE_ONLY"
 

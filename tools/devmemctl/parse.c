@@ -58,11 +58,12 @@ static const struct object objects[] = {
 	  "      Prepare rx queues A..B of IF for device memory: header split on,\n"
 	  "      the queues out of the RSS indirection table and, with flow, an\n"
 	  "      n-tuple rule steering that TCP flow to queue A. What it changes is\n"
-	  "      recorded in a state file for teardown; a device already set up\n"
-	  "      is refused.\n" },
+	  "      recorded in the device's state file for teardown; a device\n"
+	  "      already set up (by this command or a program) is refused.\n" },
 	{ "teardown", CMD_TEARDOWN, 0, A_DEV,
 	  "teardown dev IF",
-	  "      Put back what setup changed on IF and remove its state file.\n" },
+	  "      Put back what setup, or a program that ended without putting it\n"
+	  "      back, changed on IF, and remove its state file.\n" },
 	{ "bind", CMD_BIND, 0, A_DEV | A_QUEUES | A_DMABUF,
 	  "bind dev IF queues A[-B]\n"
 	  "          dmabuf {udmabuf SIZE | heap SIZE | fd N}",
@@ -131,8 +132,8 @@ void print_usage(FILE *f, const char *topic)
 		"error (the kernel's own message when it refused a request); 2 usage\n"
 		"error, with \"Error: <reason>\" too.\n"
 		"\n"
-		"Environment: " STATE_DIR_ENV " is where setup keeps its state\n"
-		"files (default " STATE_DIR_DEFAULT ").\n");
+		"Environment: " STATE_DIR_ENV " is where libdevmem keeps the devices'\n"
+		"state files (default " STATE_DIR_DEFAULT ").\n");
 }
 
 /* Parse state: the error buffer. */
