@@ -22,11 +22,10 @@
 #   byte in the order of each receive's segments. netdevsim's hds_payload
 #   knob puts the first bytes of every packet's payload in host memory,
 #   so that receives mix host bytes and fragments.
-# * token recycling: recycle-vm streams 64 MiB through a 2 MiB udmabuf,
-#   and through one of a page per entry of the rx ring, with devmem_recv()
-#   and a recycler made with the binding's buffer count alone; a receive
-#   that waits 20 s is a stall. With the old defaults (no count, batch
-#   1024) the 2 MiB case must stall.
+# * token recycling: recv-vm streams 64 MiB through a 2 MiB udmabuf, and
+#   through one of a page per entry of the rx ring, with a recycler made
+#   with the binding's buffer count alone; a receive that waits 20 s is a
+#   stall.
 
 load lib/vm
 load lib/nsim
@@ -121,13 +120,20 @@ own_netns() {
 	[ "$output" = "bind-vm: bind-rx: Invalid argument: header split (tcp-data-split) is off on the device" ]
 }
 
-# stream_rx PROG BYTES [SEED]: PROG (uring-vm, recv-vm) on queue 3 of B in
-# the background, back once it listens; URING_PID, URING_OUT.
+# stream_rx PROG [-s DMABUF-SIZE] BYTES [SEED]: PROG (uring-vm, recv-vm)
+# on queue 3 of B in the background, back once it listens; URING_PID,
+# URING_OUT.
 stream_rx() {
+	local prog=$1 opts=()
+	shift
+	if [ "$1" = -s ]; then
+		opts=(-s "$2")
+		shift 2
+	fi
 	URING_OUT=$BATS_TEST_TMPDIR/uring.$RANDOM
 	# (background processes here close bats' fd 3, or bats waits for them)
-	ip netns exec "$NSB" "$LIBTESTS/$1" "$DEVB" 3 "$PORT" "$2" \
-		"$URING_OUT.ready" ${3:+"$3"} >"$URING_OUT" 2>&1 3>&- &
+	ip netns exec "$NSB" "$LIBTESTS/$prog" "${opts[@]}" "$DEVB" 3 "$PORT" "$1" \
+		"$URING_OUT.ready" ${2:+"$2"} >"$URING_OUT" 2>&1 3>&- &
 	URING_PID=$!
 	wait_until 30 test -e "$URING_OUT.ready"
 }
@@ -143,7 +149,7 @@ stream_rx() {
 	[ "$rc" -eq 0 ]
 	mapfile -t lines <"$URING_OUT"
 	[ "${#lines[@]}" -eq 3 ]
-	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ ifindex=$IFB\ queue=3$ ]]
+	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ ifindex=$IFB\ queue=3\ buffers=16384$ ]]
 	local id=${BASH_REMATCH[1]}
 	# all of it in device memory, none in host memory
 	[[ ${lines[1]} =~ ^received\ 33554432\ bytes:\ linear\ 0,\ dmabuf\ 33554432\ in\ ([0-9]+)\ frags,\ [0-9]+\ receives,\ 0\ mixed,\ 0\ plain$ ]]
@@ -165,29 +171,36 @@ stream_rx() {
 	grep -q "^uring-vm: dmabuf: byte 0 of the stream is 0x.., expected 0x..$" "$URING_OUT"
 }
 
-# recv_mixed HDS_PAYLOAD: 16 MiB through recv-vm with the queue's
-# hds_payload knob at HDS_PAYLOAD; checks it and leaves its counts in
-# LINEAR, DMABUF, FRAGS, RECEIVES, MIXED, PLAIN.
-recv_mixed() {
-	devmem_setup
-	echo "$1" >"$DFSB/rxq/3/hds_payload"
-	[ "$(cat "$DFSB/rxq/3/hds_payload")" = "$1" ]
-	stream_rx recv-vm 16M
-	send "$IP4B" 16M
+# recv_stream [-s DMABUF-SIZE] BYTES: BYTES through recv-vm; checks that
+# all of it arrived, every byte checked, every token back and the pool
+# gone, and leaves the counts in BUFFERS, BATCH, LINEAR, DMABUF, FRAGS,
+# RECEIVES, MIXED, PLAIN.
+recv_stream() {
+	local bytes=${!#} id
+	stream_rx recv-vm "$@"
+	send "$IP4B" "$bytes"
+	bytes=$(numfmt --from=iec "$bytes")
 	local rc=0
 	wait "$URING_PID" || rc=$?
 	cat "$URING_OUT"
 	[ "$rc" -eq 0 ]
 	mapfile -t lines <"$URING_OUT"
-	[ "${#lines[@]}" -eq 3 ]
-	[[ ${lines[1]} =~ ^received\ 16777216\ bytes:\ linear\ ([0-9]+),\ dmabuf\ ([0-9]+)\ in\ ([0-9]+)\ frags,\ ([0-9]+)\ receives,\ ([0-9]+)\ mixed,\ ([0-9]+)\ plain$ ]]
+	[ "${#lines[@]}" -eq 4 ]
+	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ ifindex=$IFB\ queue=3\ buffers=([0-9]+)$ ]]
+	id=${BASH_REMATCH[1]} BUFFERS=${BASH_REMATCH[2]}
+	[[ ${lines[1]} =~ ^recycler\ batch=([0-9]+)$ ]]
+	BATCH=${BASH_REMATCH[1]}
+	[[ ${lines[2]} =~ ^received\ $bytes\ bytes:\ linear\ ([0-9]+),\ dmabuf\ ([0-9]+)\ in\ ([0-9]+)\ frags,\ ([0-9]+)\ receives,\ ([0-9]+)\ mixed,\ ([0-9]+)\ plain$ ]]
 	LINEAR=${BASH_REMATCH[1]} DMABUF=${BASH_REMATCH[2]} FRAGS=${BASH_REMATCH[3]}
 	RECEIVES=${BASH_REMATCH[4]} MIXED=${BASH_REMATCH[5]} PLAIN=${BASH_REMATCH[6]}
-	[[ ${lines[2]} =~ ^tokens\ freed=$FRAGS\ unknown=0\ calls=[1-9][0-9]*$ ]]
+	[[ ${lines[3]} =~ ^tokens\ freed=$FRAGS\ unknown=0\ calls=[1-9][0-9]*$ ]]
+	# every buffer came home: the binding's pool is gone with it
+	wait_until 30 no_pools_of "$id"
 }
 
 @test "recv-vm: headers split off exactly, every receive is fragments alone, in order" {
-	recv_mixed 0
+	devmem_setup
+	recv_stream 16M
 	[ "$LINEAR" -eq 0 ]
 	[ "$DMABUF" -eq $((16 << 20)) ]
 	[ "$MIXED" -eq 0 ]
@@ -195,7 +208,10 @@ recv_mixed() {
 }
 
 @test "recv-vm: 100 payload bytes of every packet in host memory: receives mix both, every byte in order" {
-	recv_mixed 100
+	devmem_setup
+	echo 100 >"$DFSB/rxq/3/hds_payload"
+	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 100 ]
+	recv_stream 16M
 	# every full-sized packet leaves 100 bytes in host memory
 	[ "$LINEAR" -ge $(((16 << 20) / 1448 * 100)) ]
 	[ "$((LINEAR + DMABUF))" -eq $((16 << 20)) ]
@@ -214,66 +230,25 @@ recv_mixed() {
 	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 256 ]
 }
 
-# recycle_rx BYTES DMABUF-SIZE [old]: recycle-vm on queue 3 of B in the
-# background, back once it listens; RECYCLE_PID, RECYCLE_OUT.
-recycle_rx() {
-	RECYCLE_OUT=$BATS_TEST_TMPDIR/recycle.$RANDOM
-	# (background processes here close bats' fd 3, or bats waits for them)
-	ip netns exec "$NSB" "$LIBTESTS/recycle-vm" "$DEVB" 3 "$PORT" "$1" "$2" \
-		"$RECYCLE_OUT.ready" ${3:+"$3"} >"$RECYCLE_OUT" 2>&1 3>&- &
-	RECYCLE_PID=$!
-	wait_until 30 test -e "$RECYCLE_OUT.ready"
-}
-
-# recycle_stream BYTES DMABUF-SIZE BUFFERS BATCH: BYTES through a
-# dma-buf of DMABUF-SIZE with devmem_recv() and a recycler made with
-# the binding's buffer count (BUFFERS) and nothing else (batch BATCH);
-# every byte checked, every token back.
-recycle_stream() {
-	recycle_rx "$1" "$2"
-	send "$IP4B" "$1"
-	local rc=0
-	wait "$RECYCLE_PID" || rc=$?
-	cat "$RECYCLE_OUT"
-	[ "$rc" -eq 0 ]
-	mapfile -t lines <"$RECYCLE_OUT"
-	[ "${#lines[@]}" -eq 4 ]
-	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ buffers=$3\ batch=$4$ ]]
-	local id=${BASH_REMATCH[1]}
-	local bytes=$(($(numfmt --from=iec "$1")))
-	[[ ${lines[1]} =~ ^received\ $bytes\ bytes:\ linear\ 0,\ dmabuf\ $bytes\ in\ ([0-9]+)\ frags, ]]
-	local frags=${BASH_REMATCH[1]}
-	[ "$frags" -ge $((bytes / 4096)) ]
-	[[ ${lines[2]} =~ ^tokens\ freed=$frags\ unknown=0\ calls=[1-9][0-9]*$ ]]
-	[[ ${lines[3]} =~ ^seconds\ [0-9.]+$ ]]
-	# every buffer came home: the binding's pool is gone with it
-	wait_until 30 no_pools_of "$id"
-}
-
-@test "recycle-vm: 64 MiB through a 2 MiB dma-buf, default recycler with the binding's buffer count" {
-	[ -x "$LIBTESTS/recycle-vm" ]
+# A stream much larger than its dma-buf, with the recycler's defaults
+# given the binding's buffer count: it must never stall (recv-vm fails
+# after 20 s without data, naming the tokens held back).
+@test "recv-vm: 64 MiB through a 2 MiB dma-buf, default recycler with the binding's buffer count" {
 	devmem_setup
-	recycle_stream 64M 2M 512 128
+	recv_stream -s 2M 64M
+	[ "$BUFFERS" -eq 512 ]
+	[ "$BATCH" -eq 128 ]
+	[ "$DMABUF" -eq $((64 << 20)) ]
 }
 
-@test "recycle-vm: 64 MiB through a dma-buf of one page per entry of the rx ring" {
+@test "recv-vm: 64 MiB through a dma-buf of one page per entry of the rx ring" {
 	devmem_setup
 	in_ns "$NSB" ethtool -G "$DEVB" rx 256
 	local ring
 	ring=$(in_ns "$NSB" ethtool -g "$DEVB" | awk '/^Current/ { c = 1 } c && $1 == "RX:" { print $2; exit }')
 	[ "$ring" -eq 256 ]
-	recycle_stream 64M $((ring * 4096)) "$ring" 64
-}
-
-@test "recycle-vm: the old defaults (no buffer count, batch 1024) stall a 2 MiB dma-buf" {
-	devmem_setup
-	recycle_rx 64M 2M old
-	xfer_connect "$NSA" "$IP4B" "$PORT" 64M 0 3>&- &
-	local send_pid=$! rc=0
-	wait "$RECYCLE_PID" || rc=$?
-	cat "$RECYCLE_OUT"
-	wait "$send_pid" || true
-	[ "$rc" -eq 1 ]
-	grep -q "^bound id=[0-9]* buffers=512 batch=1024$" "$RECYCLE_OUT"
-	grep -q "^recycle-vm: stalled: no data for 20 s after [0-9]* of 67108864 bytes, [0-9]* tokens pending in the recycler (batch 1024) of the binding's 512 buffers$" "$RECYCLE_OUT"
+	recv_stream -s $((ring * 4096)) 64M
+	[ "$BUFFERS" -eq "$ring" ]
+	[ "$BATCH" -eq 64 ]
+	[ "$DMABUF" -eq $((64 << 20)) ]
 }

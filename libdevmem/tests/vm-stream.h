@@ -43,6 +43,7 @@ struct vm_stream {
 	uint64_t base, off;
 	uint64_t linear, dmabuf, frags, receives, mixed, plain;
 	size_t size;			/* of the udmabuf */
+	size_t buffers;			/* the binding's */
 	uint32_t id;
 	struct devmem_dmabuf *db;
 	struct devmem_binding *b;
@@ -189,15 +190,18 @@ static inline uint64_t vm_parse_bytes(const char *s)
 }
 
 /*
- * Parse IFNAME QUEUE PORT BYTES READY-FILE [SEED] at @argv, bind a udmabuf
- * of s->size bytes to the queue, listen, create READY-FILE and accept one
- * connection. Returns the connected socket, or -1 after saying why
- * (*@status: 2 bad arguments, T_SKIP, T_FAIL).
+ * Parse [-s DMABUF-SIZE] IFNAME QUEUE PORT BYTES READY-FILE [SEED] at
+ * @argv (the program's arguments after its name), bind a udmabuf of DMABUF-SIZE bytes
+ * (default s->size) to the queue, check that the binding counts its
+ * pages, listen, create READY-FILE and accept one connection. Returns the
+ * connected socket, or -1 after saying why (*@status: 2 bad arguments,
+ * T_SKIP, T_FAIL).
  */
 static inline int vm_accept(struct vm_stream *s, int argc, char **argv,
 			    uint64_t *bytes, int *status)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET };
+	long page = sysconf(_SC_PAGESIZE);
 	int ifindex, lfd, fd, err, one = 1;
 	unsigned long port;
 	uint32_t queue;
@@ -205,6 +209,13 @@ static inline int vm_accept(struct vm_stream *s, int argc, char **argv,
 
 	*status = T_FAIL;
 	s->base = PATTERN_GOLDEN;
+	if (argc >= 2 && !strcmp(argv[0], "-s")) {
+		s->size = vm_parse_bytes(argv[1]);
+		if (!s->size || page <= 0 || s->size % page)
+			goto err_args;
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc != 5 && argc != 6)
 		goto err_args;
 	ifindex = devmem_ifindex(argv[0]);
@@ -235,7 +246,14 @@ static inline int vm_accept(struct vm_stream *s, int argc, char **argv,
 		return -1;
 	}
 	s->id = devmem_binding_id(s->b);
-	printf("bound id=%u ifindex=%d queue=%u\n", s->id, ifindex, queue);
+	s->buffers = devmem_binding_buffers(s->b);
+	if (s->buffers != s->size / page) {
+		fprintf(stderr, "%s: devmem_binding_buffers: %zu, the dma-buf has %zu pages\n",
+			vm_prog, s->buffers, s->size / page);
+		return -1;
+	}
+	printf("bound id=%u ifindex=%d queue=%u buffers=%zu\n", s->id,
+	       ifindex, queue, s->buffers);
 
 	addr.sin_port = htons(port);
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
