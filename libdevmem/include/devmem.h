@@ -240,8 +240,14 @@ int devmem_recycler_add_frags(struct devmem_recycler *rc,
  */
 ssize_t devmem_recycler_flush(struct devmem_recycler *rc);
 
-void devmem_recycler_get_stats(const struct devmem_recycler *rc,
-			       struct devmem_recycler_stats *stats);
+/*
+ * The recycler's counters, read through a pointer the recycler owns: the
+ * struct may gain fields at its end in later versions. Valid, and
+ * unchanged, until the recycler's next call or devmem_recycler_free().
+ * Cannot fail.
+ */
+const struct devmem_recycler_stats *
+devmem_recycler_get_stats(struct devmem_recycler *rc);
 
 /*
  * dma-buf providers

@@ -69,14 +69,15 @@ DEVMEM_EXPORT int devmem_recycler_new(struct devmem_recycler **rcp, int fd,
 {
 	struct devmem_recycler *rc;
 
+	devmem_error_clear();
 	if (!rcp)
-		return -EINVAL;
+		return devmem_fail(-EINVAL, "no place for the recycler");
 	if (fd < 0)
-		return -EBADF;
+		return devmem_fail(-EBADF, "socket fd %d", fd);
 
 	rc = calloc(1, sizeof(*rc));
 	if (!rc)
-		return -ENOMEM;
+		return devmem_fail(-ENOMEM, "out of memory");
 	rc->fd = fd;
 	rc->buffers = buffers;
 	rc->batch = devmem_recycler_threshold(buffers, 0);
@@ -88,8 +89,11 @@ DEVMEM_EXPORT int devmem_recycler_new(struct devmem_recycler **rcp, int fd,
 DEVMEM_EXPORT int devmem_recycler_set_batch(struct devmem_recycler *rc,
 					    unsigned int batch)
 {
-	if (!rc || batch > INT_MAX)
-		return -EINVAL;
+	devmem_error_clear();
+	if (!rc)
+		return devmem_fail(-EINVAL, "no recycler");
+	if (batch > INT_MAX)
+		return devmem_fail(-EINVAL, "a batch of %u tokens", batch);
 	rc->batch = devmem_recycler_threshold(rc->buffers, batch);
 	return (int)rc->batch;
 }
@@ -109,11 +113,12 @@ void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
 	rc->dontneed_arg = arg;
 }
 
-DEVMEM_EXPORT void devmem_recycler_get_stats(const struct devmem_recycler *rc,
-					     struct devmem_recycler_stats *stats)
+/* The recycler's own copy, so that later versions can grow the struct. */
+DEVMEM_EXPORT const struct devmem_recycler_stats *
+devmem_recycler_get_stats(struct devmem_recycler *rc)
 {
-	*stats = rc->stats;
-	stats->pending = rc->nr;
+	rc->stats.pending = rc->nr;
+	return &rc->stats;
 }
 
 /* Room for @more pending tokens. */
@@ -123,7 +128,7 @@ static int devmem_recycler_reserve(struct devmem_recycler *rc, size_t more)
 	uint32_t *tokens;
 
 	if (more > SIZE_MAX / sizeof(*tokens) - rc->nr)
-		return -ENOMEM;
+		return devmem_fail(-ENOMEM, "%zu more pending tokens", more);
 	need = rc->nr + more;
 	if (need <= rc->cap)
 		return 0;
@@ -135,7 +140,8 @@ static int devmem_recycler_reserve(struct devmem_recycler *rc, size_t more)
 
 	tokens = realloc(rc->tokens, cap * sizeof(*tokens));
 	if (!tokens)
-		return -ENOMEM;
+		return devmem_fail(-ENOMEM, "out of memory for %zu pending tokens",
+				   need);
 	rc->tokens = tokens;
 	rc->cap = cap;
 	return 0;
@@ -156,8 +162,9 @@ DEVMEM_EXPORT int devmem_recycler_add(struct devmem_recycler *rc,
 {
 	int err;
 
+	devmem_error_clear();
 	if (!rc)
-		return -EINVAL;
+		return devmem_fail(-EINVAL, "no recycler");
 	err = devmem_recycler_reserve(rc, 1);
 	if (err)
 		return err;
@@ -172,8 +179,11 @@ DEVMEM_EXPORT int devmem_recycler_add_frags(struct devmem_recycler *rc,
 	size_t i;
 	int err;
 
-	if (!rc || (nr && !frags))
-		return -EINVAL;
+	devmem_error_clear();
+	if (!rc)
+		return devmem_fail(-EINVAL, "no recycler");
+	if (nr && !frags)
+		return devmem_fail(-EINVAL, "no array for %zu fragments", nr);
 	err = devmem_recycler_reserve(rc, nr);
 	if (err)
 		return err;
@@ -241,8 +251,9 @@ DEVMEM_EXPORT ssize_t devmem_recycler_flush(struct devmem_recycler *rc)
 	ssize_t freed = 0;
 	int ret = 0;
 
+	devmem_error_clear();
 	if (!rc)
-		return -EINVAL;
+		return devmem_fail(-EINVAL, "no recycler");
 	if (!rc->nr)
 		return 0;
 
@@ -250,13 +261,17 @@ DEVMEM_EXPORT ssize_t devmem_recycler_flush(struct devmem_recycler *rc)
 	while (done < rc->nr) {
 		nr = devmem_recycler_ranges(rc, done, &count);
 		ret = rc->dontneed(rc->fd, rc->ranges, nr, rc->dontneed_arg);
-		if (ret < 0)
+		if (ret < 0) {
+			devmem_fail_errno(ret, "SO_DEVMEM_DONTNEED on fd %d, %zu tokens pending",
+					  rc->fd, rc->nr - done);
 			break;
+		}
 		/* The call went through: these tokens are no longer ours. */
 		done += count;
 		rc->stats.calls++;
 		if ((size_t)ret > count) {
-			ret = -EPROTO;
+			ret = devmem_fail(-EPROTO, "SO_DEVMEM_DONTNEED freed %d tokens of the %zu handed back",
+					  ret, count);
 			break;
 		}
 		rc->stats.freed += ret;

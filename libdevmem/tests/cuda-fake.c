@@ -227,13 +227,13 @@ static int test_unpack(void)
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	CHECK_EQ(devmem_recycler_new(&rc, sv[0], 0), 0);
 	CHECK_EQ(devmem_unpack_complete(up, rc, 0), 0);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 0);		/* still held */
 	CHECK_EQ(devmem_unpack_complete(up, rc, 0), 1);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 5);		/* handed over */
 	CHECK_EQ(devmem_unpack_complete(up, rc, 1), 1);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 5);		/* once */
 
 	CHECK_ERR(devmem_unpack_gather(up, frags, 6, dst, NULL), -EINVAL,

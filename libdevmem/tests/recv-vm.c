@@ -58,7 +58,7 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 		REQUIRE(s->off <= bytes, "more than %" PRIu64 " bytes", bytes);
 	}
 	if (ret == -EAGAIN) {
-		devmem_recycler_get_stats(s->rc, &st);
+		st = *devmem_recycler_get_stats(s->rc);
 		REQUIRE(0, "stalled: no data for %d s after %" PRIu64 " of %"
 			PRIu64 " bytes, %" PRIu64 " tokens pending in the "
 			"recycler (batch %d) of the binding's %zu buffers",

@@ -46,12 +46,12 @@ static int test_unknown_tokens(void)
 	for (i = 0; i < 300; i++)
 		CHECK_EQ(devmem_recycler_add(rc, 10 + 2 * i), 0);
 	CHECK_EQ(devmem_recycler_flush(rc), 0);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.calls, 1 + 3);
 	for (i = 0; i < 3000; i++)
 		CHECK_EQ(devmem_recycler_add(rc, 100000 + i), 0);
 	CHECK_EQ(devmem_recycler_flush(rc), 0);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.freed, 0);
 	CHECK_EQ(st.unknown, 3301);
 	CHECK_EQ(st.calls, 1 + 3 + 3);
@@ -64,7 +64,7 @@ static int test_unknown_tokens(void)
 	CHECK_EQ(devmem_recycler_new(&rc, udp, 0), 0);
 	CHECK_EQ(devmem_recycler_add(rc, 1), 0);
 	CHECK(devmem_recycler_flush(rc) < 0);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 1);
 	CHECK_EQ(st.calls, 0);
 	devmem_recycler_free(rc);

@@ -135,7 +135,7 @@ static int test_unsorted(void)
 	CHECK_EQ(new_rc(&rc, 0, s), 0);
 	CHECK_EQ(add_all(rc, t, 5), 0);
 	CHECK_EQ(s->calls, 0);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 5);
 
 	CHECK_EQ(devmem_recycler_flush(rc), 5);
@@ -144,7 +144,7 @@ static int test_unsorted(void)
 	CHECK_EQ(s->sent[0], 1);
 	CHECK_EQ(s->sent[4], 5);
 	CHECK(!s->bad);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.freed, 5);
 	CHECK_EQ(st.unknown, 0);
 	CHECK_EQ(st.calls, 1);
@@ -172,7 +172,7 @@ static int test_duplicates(void)
 	CHECK_EQ(devmem_recycler_flush(rc), 2);
 	CHECK_EQ(s->ranges[0], 1);
 	CHECK_EQ(s->tokens[0], 2);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.freed, 2);
 	CHECK_EQ(st.unknown, 3);
 	CHECK(!s->bad);
@@ -220,7 +220,7 @@ static int test_edges(void)
 	CHECK(s->sent[1] == 0xfffffffe);
 	CHECK(s->sent[2] == 0xffffffff);
 	CHECK(!s->bad);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.freed, 3);
 	devmem_recycler_free(rc);
 	free(s);
@@ -250,7 +250,7 @@ static int test_many_ranges(void)
 	for (i = 0; i < 300; i++)
 		CHECK_EQ(s->sent[i], 2 * i + 1);
 	CHECK(!s->bad);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.calls, 3);
 	CHECK_EQ(st.freed, 300);
 	devmem_recycler_free(rc);
@@ -331,7 +331,7 @@ static int test_partial(void)
 		CHECK_EQ(devmem_recycler_add(rc, i), 0);
 	CHECK_EQ(devmem_recycler_flush(rc), 6);
 	CHECK_EQ(s->calls, 1);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.freed, 6);
 	CHECK_EQ(st.unknown, 4);
 	CHECK_EQ(st.pending, 0);
@@ -360,7 +360,7 @@ static int test_auto_flush(void)
 	CHECK_EQ(devmem_recycler_add_frags(rc, frags + 2, 1), 0);
 	CHECK_EQ(s->calls, 1);
 	CHECK_EQ(s->ranges[0], 2);	/* {1, 1}, {10, 3} */
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 0);
 	CHECK_EQ(st.freed, 4);
 
@@ -370,7 +370,7 @@ static int test_auto_flush(void)
 	CHECK_EQ(s->calls, 1);
 	CHECK_EQ(devmem_recycler_add_frags(rc, frags, 3), 0);
 	CHECK_EQ(s->calls, 2);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 0);
 	CHECK_EQ(st.unknown, 3);	/* the second 10, 11 and 12 */
 	CHECK(!s->bad);
@@ -395,7 +395,7 @@ static int test_errors(void)
 	s->fail_err = -ENOPROTOOPT;
 	CHECK_EQ(devmem_recycler_add(rc, 5), 0);
 	CHECK_EQ(devmem_recycler_flush(rc), -ENOPROTOOPT);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 1);
 	CHECK_EQ(st.calls, 0);
 	s->fail_call = 0;
@@ -407,7 +407,7 @@ static int test_errors(void)
 	s->fail_call = s->calls + 2;
 	s->fail_err = -ENOMEM;
 	CHECK_EQ(devmem_recycler_flush(rc), -ENOMEM);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 1500 - 1024);
 	s->fail_call = 0;
 	CHECK_EQ(devmem_recycler_flush(rc), 1500 - 1024);
@@ -420,11 +420,11 @@ static int test_errors(void)
 	s->fail_err = -EBADF;
 	CHECK_EQ(devmem_recycler_add(rc, 1), 0);
 	CHECK_EQ(devmem_recycler_add(rc, 2), -EBADF);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 2);
 	s->fail_call = 0;
 	CHECK_EQ(devmem_recycler_add(rc, 3), 0);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 0);
 	CHECK_EQ(st.freed, 3);
 
@@ -432,7 +432,7 @@ static int test_errors(void)
 	s->overclaim = 1;
 	CHECK_EQ(devmem_recycler_add(rc, 9), 0);
 	CHECK_EQ(devmem_recycler_flush(rc), -EPROTO);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 0);
 	CHECK(!s->bad);
 	devmem_recycler_free(rc);
@@ -471,7 +471,7 @@ static int check_threshold(size_t buffers, unsigned int want)
 	CHECK_EQ(devmem_recycler_add(rc, tok++), 0);
 	CHECK_EQ(s->calls, 1);
 	CHECK_EQ(s->tokens[0], want);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 0);
 
 	/* receives of 1 to 7 fragments: never want tokens left pending, no
@@ -483,7 +483,7 @@ static int check_threshold(size_t buffers, unsigned int want)
 			frags[j].token = tok++;
 		calls = s->calls;
 		CHECK_EQ(devmem_recycler_add_frags(rc, frags, n), 0);
-		devmem_recycler_get_stats(rc, &st);
+		st = *devmem_recycler_get_stats(rc);
 		CHECK(st.pending < want);
 		if (s->calls != calls)
 			CHECK(s->tokens[calls] < want + n);
@@ -545,7 +545,7 @@ static int test_unsized(void)
 	CHECK_EQ(devmem_recycler_add(rc, 63), 0);
 	CHECK_EQ(s->calls, 1);
 	CHECK_EQ(s->tokens[0], 64);
-	devmem_recycler_get_stats(rc, &st);
+	st = *devmem_recycler_get_stats(rc);
 	CHECK_EQ(st.pending, 0);
 	CHECK_EQ(st.freed, 64);
 

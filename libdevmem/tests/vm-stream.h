@@ -163,7 +163,7 @@ static inline int vm_finish(struct vm_stream *s, uint64_t bytes)
 		PRIu64 " bytes", s->off, bytes);
 	freed = devmem_recycler_flush(s->rc);
 	REQUIRE(freed >= 0, "devmem_recycler_flush: %s", strerror(-freed));
-	devmem_recycler_get_stats(s->rc, &st);
+	st = *devmem_recycler_get_stats(s->rc);
 	printf("received %" PRIu64 " bytes: linear %" PRIu64 ", dmabuf %"
 	       PRIu64 " in %" PRIu64 " frags, %" PRIu64 " receives, %" PRIu64
 	       " mixed, %" PRIu64 " plain\n", s->off, s->linear, s->dmabuf,

@@ -401,7 +401,7 @@ static void finish_checks(struct server *s)
 	ret = devmem_recycler_flush(s->rc);
 	if (ret < 0)
 		failf(s, EXIT_FAIL, "SO_DEVMEM_DONTNEED: %s", strerror(-ret));
-	devmem_recycler_get_stats(s->rc, &s->rs);
+	s->rs = *devmem_recycler_get_stats(s->rc);
 	if (s->rs.unknown)
 		failf(s, EXIT_FAIL, "the socket did not hold %llu of the tokens handed back",
 		      (unsigned long long)s->rs.unknown);
