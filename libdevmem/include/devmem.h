@@ -506,8 +506,13 @@ void devmem_page_pool_dump_free(struct devmem_page_pool *p);
  * reason naming the file.
  */
 
-/* A TCP flow for an n-tuple rule. */
+/* A TCP flow for an n-tuple rule. The caller sets @size to
+ * sizeof(struct devmem_flow) (the library reads and writes only the
+ * fields that size covers, so that later versions can add fields at the
+ * end).
+ */
 struct devmem_flow {
+	size_t size;
 	int family;		/* AF_INET or AF_INET6 */
 	int has_src;		/* match the source address too */
 	uint8_t src[16];	/* network order; AF_INET: the first 4 bytes */
@@ -521,9 +526,10 @@ struct devmem_nic;
 /*
  * Fill @f from text: @dst, an IPv4 or IPv6 address, picks the family;
  * @src is NULL (any source) or an address of the same family; @port is
- * decimal, 1-65535. @f is left alone on failure.
- * Returns 0, or -EINVAL with a reason (NULL @f or @dst, an address that
- * is neither IPv4 nor IPv6, families that differ, a bad port).
+ * decimal, 1-65535. @f is left alone on failure, f->size always.
+ * Returns 0, or -EINVAL with a reason (NULL @f or @dst, f->size smaller
+ * than the first version of the struct, an address that is neither IPv4
+ * nor IPv6, families that differ, a bad port).
  */
 int devmem_flow_parse(struct devmem_flow *f, const char *dst,
 		      const char *src, const char *port);

@@ -810,15 +810,30 @@ static const char *nic_family_name(int family)
 	return family == AF_INET ? "IPv4" : "IPv6";
 }
 
+/* The fields of the first version of struct devmem_flow. */
+#define DEVMEM_FLOW_SIZE_1_0 \
+	(offsetof(struct devmem_flow, dst_port) + sizeof(uint16_t))
+
+static int nic_flow_size(const struct devmem_flow *f)
+{
+	if (f->size < DEVMEM_FLOW_SIZE_1_0)
+		return devmem_fail(-EINVAL, "a flow of size %zu: set .size to sizeof(struct devmem_flow)",
+				   f->size);
+	return 0;
+}
+
 DEVMEM_EXPORT int devmem_flow_parse(struct devmem_flow *f, const char *dst,
 				    const char *src, const char *port)
 {
-	struct devmem_flow flow = { 0 };
+	struct devmem_flow flow = { .size = sizeof(flow) };
 	int src_family, err;
 
 	devmem_error_clear();
 	if (!f)
 		return devmem_fail(-EINVAL, "no place for the flow");
+	err = nic_flow_size(f);
+	if (err)
+		return err;
 	err = nic_parse_addr(dst, "destination", &flow.family, flow.dst);
 	if (err)
 		return err;
@@ -836,14 +851,28 @@ DEVMEM_EXPORT int devmem_flow_parse(struct devmem_flow *f, const char *dst,
 	err = nic_parse_port(port, &flow.dst_port);
 	if (err)
 		return err;
-	*f = flow;
+	memcpy((char *)f + sizeof(f->size), (char *)&flow + sizeof(flow.size),
+	       (f->size < sizeof(flow) ? f->size : sizeof(flow)) -
+	       sizeof(flow.size));
 	return 0;
 }
 
-static int nic_check_flow(const struct devmem_flow *f)
+/* The caller's flow @f, as much of it as its size covers, into @out;
+ * then checked.
+ */
+static int nic_check_flow(struct devmem_flow *out, const struct devmem_flow *f)
 {
+	int err;
+
 	if (!f)
 		return devmem_fail(-EINVAL, "no flow");
+	err = nic_flow_size(f);
+	if (err)
+		return err;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, f, f->size < sizeof(*out) ? f->size : sizeof(*out));
+	out->size = sizeof(*out);
+	f = out;
 	if (f->family != AF_INET && f->family != AF_INET6)
 		return devmem_fail(-EINVAL, "flow family %d is neither AF_INET nor AF_INET6",
 				   f->family);
@@ -1339,19 +1368,21 @@ DEVMEM_EXPORT int devmem_nic_flow_add(struct devmem_nic *n,
 				      const struct devmem_flow *f,
 				      uint32_t queue, uint32_t *loc)
 {
+	struct devmem_flow flow;
 	size_t mark;
 	int err;
 
 	devmem_error_clear();
 	if (!n)
 		return devmem_fail(-EINVAL, "no device state");
-	err = nic_check_flow(f);
+	err = nic_check_flow(&flow, f);
 	if (!err)
 		err = nic_state_claim(n);
 	if (err)
 		return err;
 	mark = n->nr;
-	return nic_state_commit(n, mark, nic_flow_change(n, f, queue, loc));
+	return nic_state_commit(n, mark,
+				nic_flow_change(n, &flow, queue, loc));
 }
 
 DEVMEM_EXPORT int devmem_nic_flow_del(struct devmem_nic *n, uint32_t loc)
@@ -1375,12 +1406,15 @@ DEVMEM_EXPORT int devmem_nic_flow_del(struct devmem_nic *n, uint32_t loc)
 DEVMEM_EXPORT int devmem_nic_setup(struct devmem_nic *n, uint32_t first,
 				   uint32_t last, const struct devmem_flow *f)
 {
+	struct devmem_flow flow;
 	size_t mark;
 	int err;
 
 	err = nic_check_queues(n, first, last);
-	if (!err && f)
-		err = nic_check_flow(f);
+	if (!err && f) {
+		err = nic_check_flow(&flow, f);
+		f = &flow;
+	}
 	if (!err)
 		err = nic_state_claim(n);
 	if (err)
@@ -1543,7 +1577,7 @@ static int nic_load_rss(struct devmem_nic *n, struct nic_loader *l)
 static int nic_load_rule(struct devmem_nic *n, struct nic_loader *l)
 {
 	char why[NIC_REASON_LEN];
-	struct devmem_flow f;
+	struct devmem_flow f = { .size = sizeof(f) };
 	struct nic_change *c;
 	uint32_t loc, queue;
 	const char *src;

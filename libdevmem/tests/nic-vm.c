@@ -71,7 +71,8 @@ static int give_up(struct devmem_nic *n, int ret)
 
 static int cmd_setup(char **argv)
 {
-	struct devmem_flow f, f6;
+	struct devmem_flow f = { .size = sizeof(f) };
+	struct devmem_flow f6 = { .size = sizeof(f6) };
 	struct devmem_nic *n;
 	uint32_t first = strtoul(argv[1], NULL, 10);
 	uint32_t last = strtoul(argv[2], NULL, 10);
@@ -135,7 +136,7 @@ static int cmd_restore(char **argv)
 
 static int cmd_rule(char **argv)
 {
-	struct devmem_flow f;
+	struct devmem_flow f = { .size = sizeof(f) };
 	struct devmem_nic *n;
 	uint32_t queue = strtoul(argv[1], NULL, 10), loc;
 	int err;

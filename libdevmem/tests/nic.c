@@ -88,7 +88,7 @@ static char *read_file(const char *path)
 
 static int test_flow_good(void)
 {
-	struct devmem_flow f;
+	struct devmem_flow f = { .size = sizeof(f) };
 	uint8_t v4[4], v6[16];
 
 	CHECK_EQ(devmem_flow_parse(&f, "192.0.2.2", NULL, "5201"), 0);
@@ -152,7 +152,8 @@ static int test_flow_bad(void)
 		{ "192.0.2.2", NULL, "80 ", "port \"80 \" is not a decimal number" },
 		{ "192.0.2.2", NULL, "0x50", "port \"0x50\" is not a decimal number" },
 	};
-	struct devmem_flow f, keep;
+	struct devmem_flow f = { .size = sizeof(f) };
+	struct devmem_flow keep = { .size = sizeof(keep) };
 	size_t i;
 
 	memset(&f, 0xa5, sizeof(f));
@@ -171,7 +172,8 @@ static int test_flow_bad(void)
 /* In a child without system calls: every argument error. */
 static int bad_args(void)
 {
-	struct devmem_flow f = { .family = AF_INET, .dst_port = 80 };
+	struct devmem_flow f = { .size = sizeof(f), .family = AF_INET,
+				  .dst_port = 80 };
 	struct devmem_nic *n = NULL;
 
 	CHECK_EQ(devmem_nic_new(NULL, LO), -EINVAL);
@@ -212,7 +214,8 @@ static struct devmem_nic *args_nic;
 
 static int bad_args_open(void)
 {
-	struct devmem_flow f = { .family = AF_INET, .dst_port = 80 };
+	struct devmem_flow f = { .size = sizeof(f), .family = AF_INET,
+				  .dst_port = 80 };
 	struct devmem_nic *n = args_nic;
 
 	CHECK_EQ(devmem_nic_rss_exclude(n, 3, 2), -EINVAL);
@@ -442,7 +445,7 @@ static int test_malformed(void)
  */
 static int test_lo_refuses(void)
 {
-	struct devmem_flow f;
+	struct devmem_flow f = { .size = sizeof(f) };
 	struct devmem_nic *n;
 	const char *path = path_of("lo");
 	const char *text;
@@ -688,7 +691,8 @@ static int state_locked(void)
 
 static int test_state_changes(void)
 {
-	struct devmem_flow f1, f2;
+	struct devmem_flow f1 = { .size = sizeof(f1) };
+	struct devmem_flow f2 = { .size = sizeof(f2) };
 	struct devmem_nic *n;
 	struct fake_nic fake;
 	struct stat st;
@@ -848,7 +852,7 @@ static int lock_held(void)
  */
 static int test_state_lock(void)
 {
-	struct devmem_flow f;
+	struct devmem_flow f = { .size = sizeof(f) };
 	struct devmem_nic *n;
 	struct fake_nic fake;
 	int pipefd[2], status, ret;
@@ -908,7 +912,7 @@ static int test_state_lock(void)
  */
 static int test_state_refused(void)
 {
-	struct devmem_flow f;
+	struct devmem_flow f = { .size = sizeof(f) };
 	struct devmem_nic *n = NULL;
 	char want[PATH_MAX + 256];
 

@@ -274,6 +274,7 @@ static int finish_flow(struct ps *ps, struct cmd *c, const char *port)
 	if (!port)
 		return fail(ps, "flow needs port PORT");
 	memset(&c->flow, 0, sizeof(c->flow));
+	c->flow.size = sizeof(c->flow);
 	c->flow.family = af;
 	if (inet_pton(af, c->flow_dst, c->flow.dst) != 1)
 		return fail(ps, "dst '%s' is not an %s address (flow %s)",

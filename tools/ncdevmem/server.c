@@ -153,7 +153,7 @@ static int pick_queues(struct server *s)
 static int nic_setup(struct server *s)
 {
 	const struct config *cfg = s->cfg;
-	struct devmem_flow flow;
+	struct devmem_flow flow = { .size = sizeof(flow) };
 	int err;
 
 	err = devmem_flow_parse(&flow, cfg->server_ip, cfg->client_ip,
