@@ -4,8 +4,9 @@
  *
  * Every function that can fail returns 0 (or a count) on success and a
  * negative errno value on failure; none of them reads or sets errno.
- * Functions that say so also leave a human-readable reason, retrievable
- * with devmem_last_error(), in a per-thread buffer.
+ * Each also leaves a human-readable reason for its failure, retrievable
+ * with devmem_last_error(), in a per-thread buffer, and empties it when
+ * it succeeds; functions that cannot fail leave it as it was.
  *
  * This header needs nothing from the kernel's devmem ABI: it builds on a
  * system whose headers predate device-memory TCP.
@@ -42,7 +43,7 @@ unsigned int devmem_version(void);
 
 struct msghdr;
 
-/* Reason text of the last failure in this thread; "" when there is none. */
+/* Reason text of the last failure in this thread; "" after a success. */
 const char *devmem_last_error(void);
 
 /*

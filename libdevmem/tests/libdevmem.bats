@@ -41,6 +41,10 @@ run_prog() {
 	[[ $output == *" devmem_version@@LIBDEVMEM_$major.0"* ]]
 }
 
+@test "errors: every call that can fail leaves its own reason, every success an empty one" {
+	run_prog errors
+}
+
 @test "cmsg: parsing devmem control messages" {
 	run_prog cmsg
 }
