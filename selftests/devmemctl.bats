@@ -17,7 +17,7 @@ bats_require_minimum_version 1.5.0
 
 test_setup() {
 	NSIM_NO_IPV6=1 nsim_pair 4
-	export DEVMEMCTL_STATE_DIR=$BATS_TEST_TMPDIR/state
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
 }
 test_teardown() { nsim_cleanup; }
 
@@ -194,7 +194,7 @@ eth_rss() {
 	rules_before=$(in_ns "$NSB" ethtool -n "$DEVB")
 	ntuple_before=$(ntuple)
 	[ "$ntuple_before" = off ]
-	state=$DEVMEMCTL_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSB")-ifindex-$IFB
+	state=$DEVMEM_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSB")-ifindex-$IFB
 
 	run --separate-stderr ctl setup dev "$DEVB" queues 2-3 flow tcp4 dst "$IP4B" port 5201
 	echo "$output $stderr"
@@ -214,13 +214,13 @@ eth_rss() {
 
 	# a second setup would record the first one's values as the
 	# originals: refused, nothing changed
-	fails 1 "dev $DEVB is already set up (state file $state): run 'devmemctl teardown dev $DEVB' first" \
+	fails 1 "$DEVB is already set up (state file $state): run \"devmemctl teardown dev $DEVB\" if no process is using it" \
 		setup dev "$DEVB" queues 1
 	[ "$(eth_rss)" = "0 1 " ]
 	# the other namespace's device has its own state
 	run --separate-stderr in_ns "$NSA" "$BIN/devmemctl" setup dev "$DEVA" queues 3
 	[ "$status" -eq 0 ]
-	[ -s "$DEVMEMCTL_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSA")-ifindex-$IFA" ]
+	[ -s "$DEVMEM_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSA")-ifindex-$IFA" ]
 
 	run --separate-stderr ctl -j teardown dev "$DEVB"
 	[ "$status" -eq 0 ]
@@ -230,10 +230,10 @@ eth_rss() {
 	[ "$(in_ns "$NSB" ethtool -x "$DEVB")" = "$rss_before" ]
 	[ "$(in_ns "$NSB" ethtool -n "$DEVB")" = "$rules_before" ]
 	[ "$(ntuple)" = "$ntuple_before" ]
-	fails 1 "dev $DEVB is not set up (no state file $state)" teardown dev "$DEVB"
+	fails 1 "$DEVB is not set up (no state file $state)" teardown dev "$DEVB"
 	# A's set-up was its own
 	in_ns "$NSA" "$BIN/devmemctl" teardown dev "$IFA"
-	[ -z "$(ls -A "$DEVMEMCTL_STATE_DIR")" ]
+	[ -z "$(ls -A "$DEVMEM_STATE_DIR")" ]
 
 	# tcp6 with a source, by index; a flow that cannot be steered fails
 	# and leaves nothing behind
@@ -252,12 +252,12 @@ eth_rss() {
 	fails 1 "$DEVB has 4 rx queues: no queue 4" setup dev "$DEVB" queues 4
 	fails 1 "$DEVB has 4 rx queues: none would be left for RSS" setup dev "$DEVB" queues 0-3
 	fails 1 "$DEVB has 4 rx queues: no queue 5" setup dev "$DEVB" queues 3-5 flow tcp4 dst "$IP4B" port 1
-	[ -z "$(ls -A "$DEVMEMCTL_STATE_DIR")" ]
+	[ -z "$(ls -A "$DEVMEM_STATE_DIR")" ]
 	[ "$(in_ns "$NSB" ethtool -x "$DEVB")" = "$rss_before" ]
 	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB")" = "$DEVB: tcp-data-split off" ]
 	fails 1 "no network device \"$DEVA\"" setup dev "$DEVA" queues 1
 	fails 1 "no network device \"$DEVA\"" teardown dev "$DEVA"
-	DEVMEMCTL_STATE_DIR=$BATS_TEST_TMPDIR/no/such fails 1 "state directory $BATS_TEST_TMPDIR/no/such: No such file or directory" \
+	DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/no/such fails 1 "state directory $BATS_TEST_TMPDIR/no/such: No such file or directory" \
 		setup dev "$DEVB" queues 1
 }
 

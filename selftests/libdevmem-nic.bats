@@ -18,6 +18,7 @@ LIBTESTS=${VM_REPO:-$BATS_TEST_DIRNAME/..}/build/libdevmem/tests
 test_setup() {
 	nsim_pair 4
 	STATE=$BATS_TEST_TMPDIR/nic.state
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
 }
 test_teardown() { nsim_cleanup; }
 
@@ -115,6 +116,9 @@ rss default
 ntuple off
 rule 0 2 $IP4B 5201 any
 rule 1 3 $IP6B 5202 $IP6A" ]
+
+	# the library's own state file of the device says the same
+	[ "$(cat "$DEVMEM_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSB")-ifindex-$IFB")" = "$(cat "$STATE")" ]
 
 	# teardown from a copy, in another process
 	cp "$STATE" "$STATE.copy"

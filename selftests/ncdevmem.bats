@@ -17,7 +17,10 @@ load lib/nsim
 
 PORT=5201
 
-test_setup() { nsim_pair 4; }
+test_setup() {
+	nsim_pair 4
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
+}
 test_teardown() { nsim_cleanup; }
 
 # nic_state: what ncdevmem's set-up touches on B, as one text: header
@@ -282,6 +285,66 @@ nothing_bound() {
 	[ "${SUM[tokens returned]}" = "${SUM[devmem frags]}" ]
 	[ "$(nic_state)" = "$before" ]
 	nothing_bound
+}
+
+@test "kill -9 in the middle of a stream: the set-up outlives it; devmemctl teardown puts everything back exactly" {
+	local before during rc=0 state
+	before=$(nic_state)
+	state=$DEVMEM_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSB")-ifindex-$IFB
+	srv_start -v 7 --progress
+	during=$(nic_state)
+	[ "$during" != "$before" ]
+	# while the server lives: teardown and setup refused, nothing changed
+	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" teardown dev "$DEVB"
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: $DEVB is set up by a running process (state file $state is locked)" ]
+	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 1
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: $DEVB is already set up by a running process (state file $state is locked)" ]
+	[ "$(nic_state)" = "$during" ]
+
+	ip netns exec "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" |
+		socat -u - TCP:$IP4B:$PORT" 2>/dev/null 3>&- &
+	local sender=$!
+	wait_until 60 grep -q "MiB received" "$SRV_ERR"
+	kill -KILL "$SRV_PID"
+	wait "$SRV_PID" || rc=$?
+	wait "$sender" || true
+	[ "$rc" -eq 137 ]
+	# nothing was put back; the state file says what to undo
+	[ "$(nic_state)" = "$during" ]
+	nothing_bound
+	cat "$state"
+	[ "$(cat "$state")" = "libdevmem-nic 1
+device $IFB $DEVB
+header-split off
+rss default
+ntuple off
+rule 0 3 $IP4B $PORT any" ]
+
+	# set-up after the kill, without teardown: refused, naming teardown
+	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 1
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: $DEVB is already set up (state file $state): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]
+	run --separate-stderr ip netns exec "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" -v 7
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ $stderr == *": $DEVB is already set up (state file $state): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
+	[ "$(nic_state)" = "$during" ]
+
+	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" teardown dev "$DEVB"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ -z "$output$stderr" ]
+	[ ! -e "$state" ]
+	[ "$(nic_state)" = "$before" ]
+	# and the device can be set up again
+	srv_start -v 7
+	kill -TERM "$SRV_PID"
+	srv_wait
+	[ "$(nic_state)" = "$before" ]
+	[ ! -e "$state" ]
 }
 
 @test "a device without device-memory support (lo): exit 77 with the kernel's refusal" {
