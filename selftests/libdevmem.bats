@@ -160,6 +160,40 @@ stream_rx() {
 	wait_until 30 no_pools_of "$id"
 }
 
+# The program's own ring: uring-vm --own-ring receives through
+# devmem_urecv_prep()/_complete(), each receive linked to a timeout that
+# fails it as a stall. With hds_payload at 100 every receive mixes host
+# bytes and fragments, which must come in stream order.
+@test "uring-vm --own-ring: devmem_urecv on the program's ring, host bytes and fragments mixed, every byte in order" {
+	devmem_setup
+	echo 100 >"$DFSB/rxq/3/hds_payload"
+	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 100 ]
+	URING_OUT=$BATS_TEST_TMPDIR/uring.$RANDOM
+	# (background processes here close bats' fd 3, or bats waits for them)
+	ip netns exec "$NSB" "$LIBTESTS/uring-vm" --own-ring "$DEVB" 3 "$PORT" \
+		16M "$URING_OUT.ready" >"$URING_OUT" 2>&1 3>&- &
+	URING_PID=$!
+	wait_until 30 test -e "$URING_OUT.ready"
+	send "$IP4B" 16M
+	local rc=0 line id
+	wait "$URING_PID" || rc=$?
+	cat "$URING_OUT"
+	[ "$rc" -eq 0 ]
+	line=$(grep '^received ' "$URING_OUT")
+	[[ $line =~ ^received\ 16777216\ bytes:\ linear\ ([0-9]+),\ dmabuf\ ([0-9]+)\ in\ ([0-9]+)\ frags,\ [0-9]+\ receives,\ ([0-9]+)\ mixed,\ [0-9]+\ plain$ ]]
+	local linear=${BASH_REMATCH[1]} dmabuf=${BASH_REMATCH[2]}
+	local frags=${BASH_REMATCH[3]} mixed=${BASH_REMATCH[4]}
+	# every full-sized packet leaves 100 bytes in host memory
+	[ "$linear" -ge $(((16 << 20) / 1448 * 100)) ]
+	[ "$((linear + dmabuf))" -eq $((16 << 20)) ]
+	[ "$mixed" -ge 1 ]
+	[ "$frags" -ge $(((16 << 20) / 4096)) ]
+	grep -q "^tokens freed=$frags unknown=0 calls=[1-9][0-9]*$" "$URING_OUT"
+	id=$(sed -n 's/^bound id=\([0-9]*\) .*/\1/p' "$URING_OUT")
+	[ -n "$id" ]
+	wait_until 30 no_pools_of "$id"
+}
+
 @test "uring-vm: the same flow checked against another pattern fails at its first byte" {
 	devmem_setup
 	stream_rx uring-vm 1M 2
