@@ -522,7 +522,7 @@ static int fake_ioctl(void *arg, void *data)
 	struct fake_nic *f = arg;
 	struct ethtool_rxfh_indir *r = data;
 	struct ethtool_rxnfc *nfc = data;
-	uint32_t i, n = 0, loc = nfc->fs.location;
+	uint32_t i, n = 0, loc;
 
 	switch (*(uint32_t *)data) {
 	case ETHTOOL_GRXRINGS:
@@ -556,6 +556,7 @@ static int fake_ioctl(void *arg, void *data)
 		nfc->data = FAKE_RULES;
 		return 0;
 	case ETHTOOL_SRXCLSRLINS:
+		loc = nfc->fs.location;
 		if (loc >= FAKE_RULES || f->used[loc] ||
 		    nfc->fs.ring_cookie >= FAKE_QUEUES)
 			return -EINVAL;
@@ -563,11 +564,13 @@ static int fake_ioctl(void *arg, void *data)
 		f->used[loc] = 1;
 		return 0;
 	case ETHTOOL_SRXCLSRLDEL:
+		loc = nfc->fs.location;
 		if (loc >= FAKE_RULES || !f->used[loc])
 			return -ENOENT;
 		f->used[loc] = 0;
 		return 0;
 	case ETHTOOL_GRXCLSRULE:
+		loc = nfc->fs.location;
 		if (loc >= FAKE_RULES || !f->used[loc])
 			return -ENOENT;
 		nfc->fs = f->rules[loc];
