@@ -17,7 +17,7 @@ $(RUN_EXIT_SO): scripts/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem install uninstall gpu vm check check-full demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem examples install uninstall gpu vm check check-full demo bench clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel tools progs libdevmem
@@ -90,6 +90,7 @@ help:
 	@echo "make kernel        build the test kernel (build/kernel/obj)"
 	@echo "make kernel-debug  build the debug kernel (KASAN, lockdep, kmemleak, LKDTM)"
 	@echo "make libdevmem     build libdevmem and its tests (build/libdevmem)"
+	@echo "make examples      install libdevmem in build/examples and build its examples there"
 	@echo "make tools         build ncdevmem and devmemctl (build/bin)"
 	@echo "make progs         build the test programs of selftests/progs (build/bin)"
 	@echo "make install       install libdevmem, its header, pkg-config file and man pages,"
@@ -114,8 +115,10 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DOCDIR ?= $(PREFIX)/share/doc/libdevmem
 INSTALL_VARS = PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
-	       MANDIR='$(MANDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)' DESTDIR='$(DESTDIR)'
+	       MANDIR='$(MANDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)' DOCDIR='$(DOCDIR)' \
+	       DESTDIR='$(DESTDIR)'
 
 install: $(UAPI_STAMP) tools
 	@$(MAKE) -s -C libdevmem install $(INSTALL_VARS)
@@ -168,7 +171,20 @@ vm: $(VM_KERNEL)
 	@selftests/vm/run $(VM_ARGS) -- $(call shquote,$(value CMD))
 endif
 
-check: ensure-deps tools progs libdevmem
+# The library's examples as a user builds them: libdevmem installed under
+# build/examples, the examples built there from the installed copy through
+# pkg-config alone (selftests/libdevmem-examples.bats runs them).
+EXAMPLES_PREFIX := $(BUILD)/examples
+examples: $(UAPI_STAMP)
+	@$(MAKE) -s -C libdevmem all
+	@rm -rf $(EXAMPLES_PREFIX)
+	@$(MAKE) -s -C libdevmem install PREFIX=$(EXAMPLES_PREFIX)
+	@PKG_CONFIG_PATH=$(EXAMPLES_PREFIX)/lib/pkgconfig \
+		$(MAKE) -s -C $(EXAMPLES_PREFIX)/share/doc/libdevmem/examples \
+		CFLAGS='-O2 -g -Wall -Wextra -Werror' \
+		LDFLAGS=-Wl,-rpath,$(EXAMPLES_PREFIX)/lib
+
+check: ensure-deps tools progs libdevmem examples
 	@scripts/kernel/build.sh normal
 	@scripts/kernel/build.sh debug
 	@selftests/check

@@ -32,12 +32,14 @@ dpc() {
 	[ -f "$DEST/usr/share/man/man1/ncdevmem.1" ]
 	[ -f "$DEST/usr/share/man/man8/devmemctl.8" ]
 	[ -f "$DEST/usr/share/man/man7/libdevmem.7" ]
+	# the examples, as the tree has them, with their Makefile and README
+	diff -r "$REPO/libdevmem/examples" "$DEST/usr/share/doc/libdevmem/examples"
 	# every page the tree has, and nothing else
 	for m in "$REPO"/libdevmem/man/*.3; do
 		[ -f "$DEST/usr/share/man/man3/${m##*/}" ]
 	done
 	run bash -c "cd '$DEST' && find . ! -type d | wc -l"
-	[ "$output" -eq $(($(ls "$REPO"/libdevmem/man/*.3 | wc -l) + 10)) ]
+	[ "$output" -eq $(($(ls "$REPO"/libdevmem/man/*.3 "$REPO"/libdevmem/examples/* | wc -l) + 10)) ]
 	grep -qx 'prefix=/usr' "$DEST/usr/lib/pkgconfig/libdevmem.pc"
 	# nothing installed points into the source tree
 	run grep -rlF "$REPO" "$DEST/usr/include" "$DEST/usr/lib/pkgconfig" "$DEST/usr/share/man"
@@ -119,10 +121,11 @@ dpc() {
 	[ -z "$output" ]
 }
 
-@test "install honours BINDIR, SBINDIR, LIBDIR, INCLUDEDIR, MANDIR" {
+@test "install honours BINDIR, SBINDIR, LIBDIR, INCLUDEDIR, MANDIR, DOCDIR" {
 	local d=$BATS_TEST_TMPDIR/root
 	make -s -C "$REPO" install DESTDIR="$d" PREFIX=/opt/dm BINDIR=/opt/b \
-		SBINDIR=/opt/s LIBDIR=/opt/l INCLUDEDIR=/opt/i MANDIR=/opt/m >&2
+		SBINDIR=/opt/s LIBDIR=/opt/l INCLUDEDIR=/opt/i MANDIR=/opt/m \
+		DOCDIR=/opt/d >&2
 	[ -x "$d/opt/b/ncdevmem" ]
 	[ -x "$d/opt/s/devmemctl" ]
 	[ -f "$d/opt/l/libdevmem.so.1" ]
@@ -132,5 +135,25 @@ dpc() {
 	[ -f "$d/opt/m/man8/devmemctl.8" ]
 	grep -qx 'libdir=/opt/l' "$d/opt/l/pkgconfig/libdevmem.pc"
 	grep -qx 'includedir=/opt/i' "$d/opt/l/pkgconfig/libdevmem.pc"
+	[ -f "$d/opt/d/examples/recv-checksum.c" ]
 	[ ! -e "$d/opt/dm" ]
+}
+
+@test "the installed examples build with their own Makefile through pkg-config alone, and print their usage" {
+	local ex=$BATS_TEST_TMPDIR/examples
+	cp -r "$DEST/usr/share/doc/libdevmem/examples" "$ex"
+	PKG_CONFIG_PATH="$DEST/usr/lib/pkgconfig" make -s -C "$ex" \
+		PKG_CONFIG='pkg-config --define-prefix' CFLAGS='-O2 -Wall -Wextra -Werror' \
+		LDFLAGS="-Wl,-rpath,$DEST/usr/lib" >&2
+	run "$ex/recv-checksum"
+	[ "$status" -eq 2 ]
+	[ "$output" = "usage: recv-checksum IFNAME ADDRESS PORT QUEUE" ]
+	run "$ex/uring-recv"
+	[ "$status" -eq 2 ]
+	[ "$output" = "usage: uring-recv IFNAME ADDRESS PORT QUEUE > FILE" ]
+	run "$ex/nic-setup"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "usage: nic-setup IFNAME ADDRESS PORT QUEUE" ]
+	make -s -C "$ex" clean
+	[ ! -e "$ex/recv-checksum" ]
 }

@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# libdevmem's examples as a user gets them: `make examples` installs the
+# library under build/examples and builds the installed examples there
+# through pkg-config alone; this runs those binaries on the netdevsim
+# pair. Each sets B's port up itself (header split, RSS, an n-tuple rule
+# to queue 3), and the device must be exactly as before once it is done.
+# The sender in A writes a file of random bytes with socat; what the
+# examples print is checked against that file.
+
+load lib/vm
+load lib/nsim
+
+PORT=5201
+EX=${VM_REPO:-$BATS_TEST_DIRNAME/..}/build/examples/share/doc/libdevmem/examples
+
+test_setup() { nsim_pair 4; }
+test_teardown() { nsim_cleanup; }
+
+# nic_state: what the examples' set-up touches on B, as one text.
+nic_state() {
+	in_ns "$NSB" bash -c "'$BIN/tcp-data-split' $DEVB; ethtool -n $DEVB; ethtool -x $DEVB; ethtool -k $DEVB | grep ntuple"
+}
+
+listening() { [ -n "$(in_ns "$NSB" ss -Hltn "sport = :$PORT")" ]; }
+
+# example_start NAME ARGS...: the installed example in B, in the
+# background, back once it listens; EX_PID, EX_OUT (stdout and stderr).
+example_start() {
+	[ -x "$EX/$1" ] || { echo "no $EX/$1: run make examples" >&2; return 1; }
+	EX_OUT=$BATS_TEST_TMPDIR/$1.out
+	# (background processes close bats' fd 3, or bats waits for them)
+	ip netns exec "$NSB" "$EX/$1" "${@:2}" >"$EX_OUT" 2>&1 3>&- &
+	EX_PID=$!
+	wait_until 60 listening || { cat "$EX_OUT"; return 1; }
+}
+
+# random_file SIZE: a file of SIZE random bytes, in FILE; its length and
+# CRC-32 as recv-checksum prints them, in WANT.
+random_file() {
+	FILE=$BATS_TEST_TMPDIR/stream
+	head -c "$1" /dev/urandom >"$FILE"
+	WANT=$(python3 -c 'import sys, zlib; d = open(sys.argv[1], "rb").read(); print("%d bytes, crc32 %08x" % (len(d), zlib.crc32(d)))' "$FILE")
+}
+
+send_file() {
+	in_ns "$NSA" socat -u "FILE:$FILE" "TCP:$IP4B:$PORT"
+}
+
+@test "recv-checksum: 16 MiB of random bytes through a 2 MiB dma-buf, mixed receives, the CRC-32 exact, the NIC as before" {
+	local before rc=0
+	before=$(nic_state)
+	# 100 payload bytes of every packet in host memory, the rest in the
+	# dma-buf: the checksum follows both in stream order
+	echo 100 >"$DFSB/rxq/3/hds_payload"
+	random_file 16M
+	example_start recv-checksum "$DEVB" "$IP4B" "$PORT" 3
+	send_file
+	wait "$EX_PID" || rc=$?
+	cat "$EX_OUT"
+	[ "$rc" -eq 0 ]
+	[ "$(cat "$EX_OUT")" = "$WANT" ]
+	[ "$(nic_state)" = "$before" ]
+}
+
+@test "recv-checksum: no arguments, a bad queue, an unknown device: usage or the library's reason, exit 2" {
+	run "$EX/recv-checksum"
+	[ "$status" -eq 2 ]
+	[ "$output" = "usage: recv-checksum IFNAME ADDRESS PORT QUEUE" ]
+	run "$EX/recv-checksum" "$DEVB" 10.0.0.1 1 x
+	[ "$status" -eq 2 ]
+	[ "$output" = "recv-checksum: bad queue" ]
+	run "$EX/recv-checksum" nosuchdev 10.0.0.1 1 3
+	[ "$status" -eq 2 ]
+	[ "$output" = "recv-checksum: no network device \"nosuchdev\"" ]
+}
+
+# nic_setup_start: nic-setup for queue 3 in B, in the background, back
+# once it says it is ready; EX_PID, EX_OUT.
+nic_setup_start() {
+	EX_OUT=$BATS_TEST_TMPDIR/nic-setup.out
+	ip netns exec "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$PORT" 3 >"$EX_OUT" 2>&1 3>&- &
+	EX_PID=$!
+	wait_until 60 grep -qx ready "$EX_OUT" || { cat "$EX_OUT"; return 1; }
+}
+
+# set_up: B's port as nic-setup leaves it: header split on, a rule for
+# the flow to queue 3.
+set_up() {
+	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB")" = "$DEVB: tcp-data-split on" ]
+	in_ns "$NSB" ethtool -n "$DEVB" | grep -q "Action: Direct to queue 3"
+}
+
+@test "nic-setup: set up while it runs, put back on SIGTERM" {
+	local before rc=0
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
+	before=$(nic_state)
+	nic_setup_start
+	set_up
+	[ "$(nic_state)" != "$before" ]
+	kill -TERM "$EX_PID"
+	wait "$EX_PID" || rc=$?
+	cat "$EX_OUT"
+	[ "$rc" -eq 0 ]
+	[ "$(nic_state)" = "$before" ]
+	run ls -A "$DEVMEM_STATE_DIR"
+	[ "$output" = "" ]
+}
+
+@test "nic-setup: killed with SIGKILL, the device stays set up and refuses a second set-up; --recover puts it back" {
+	local before rc=0
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
+	before=$(nic_state)
+	nic_setup_start
+	# while it runs, the state is its own
+	run ip netns exec "$NSB" "$EX/nic-setup" --recover "$DEVB"
+	[ "$status" -eq 1 ]
+	[[ $output == "recover: "* ]]
+	[[ $output == *"$DEVMEM_STATE_DIR/netns-"* ]]
+	kill -KILL "$EX_PID"
+	wait "$EX_PID" || rc=$?
+	[ "$rc" -eq 137 ]
+	set_up
+	# a new set-up would record the changed device as the original
+	run ip netns exec "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$PORT" 3
+	[ "$status" -eq 1 ]
+	[[ $output == "set-up: $DEVB is already set up (state file "*"): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
+	set_up
+	run ip netns exec "$NSB" "$EX/nic-setup" --recover "$DEVB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(nic_state)" = "$before" ]
+	run ls -A "$DEVMEM_STATE_DIR"
+	[ "$output" = "" ]
+	# nothing left to recover
+	run ip netns exec "$NSB" "$EX/nic-setup" --recover "$DEVB"
+	[ "$status" -eq 1 ]
+	[[ $output == "recover: "* ]]
+}
+
+@test "uring-recv: on a device devmemctl set up, 16 MiB of random bytes through its own ring, mixed receives, written out exactly" {
+	local before rc=0 out=$BATS_TEST_TMPDIR/received
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
+	before=$(nic_state)
+	in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 3 flow tcp4 dst "$IP4B" port "$PORT"
+	echo 100 >"$DFSB/rxq/3/hds_payload"
+	random_file 16M
+	EX_OUT=$BATS_TEST_TMPDIR/uring-recv.err
+	ip netns exec "$NSB" "$EX/uring-recv" "$DEVB" "$IP4B" "$PORT" 3 >"$out" 2>"$EX_OUT" 3>&- &
+	EX_PID=$!
+	wait_until 60 listening
+	send_file
+	wait "$EX_PID" || rc=$?
+	cat "$EX_OUT"
+	[ "$rc" -eq 0 ]
+	[ ! -s "$EX_OUT" ]
+	cmp "$FILE" "$out"
+	in_ns "$NSB" "$BIN/devmemctl" teardown dev "$DEVB"
+	[ "$(nic_state)" = "$before" ]
+}
