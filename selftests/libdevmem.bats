@@ -17,7 +17,8 @@
 # * io_uring receive: uring-vm receives a devmem TCP flow (lib/devmem.bash:
 #   steered to the bound queue 3) with IORING_OP_RECVMSG and
 #   MSG_SOCK_DEVMEM, checks every byte through the udmabuf and hands the
-#   tokens back; with the wrong pattern seed it must fail.
+#   tokens back; with the wrong pattern seed it must fail. With
+#   --own-ring it receives on its own ring through devmem_urecv.
 # * ordered receive: recv-vm receives with devmem_recv() and checks every
 #   byte in the order of each receive's segments. netdevsim's hds_payload
 #   knob puts the first bytes of every packet's payload in host memory,
@@ -120,16 +121,18 @@ own_netns() {
 	[ "$output" = "bind-vm: bind-rx: Invalid argument: header split (tcp-data-split) is off on the device" ]
 }
 
-# stream_rx PROG [-s DMABUF-SIZE] BYTES [SEED]: PROG (uring-vm, recv-vm)
-# on queue 3 of B in the background, back once it listens; URING_PID,
-# URING_OUT.
+# stream_rx PROG [--own-ring] [-s DMABUF-SIZE] BYTES [SEED]: PROG
+# (uring-vm, recv-vm) on queue 3 of B in the background, back once it
+# listens; URING_PID, URING_OUT.
 stream_rx() {
 	local prog=$1 opts=()
 	shift
-	if [ "$1" = -s ]; then
-		opts=(-s "$2")
-		shift 2
-	fi
+	while [[ $1 == -* ]]; do
+		case $1 in
+		-s) opts+=("$1" "$2"); shift 2 ;;
+		*) opts+=("$1"); shift ;;
+		esac
+	done
 	URING_OUT=$BATS_TEST_TMPDIR/uring.$RANDOM
 	# (background processes here close bats' fd 3, or bats waits for them)
 	ip netns exec "$NSB" "$LIBTESTS/$prog" "${opts[@]}" "$DEVB" 3 "$PORT" "$1" \
@@ -138,80 +141,13 @@ stream_rx() {
 	wait_until 30 test -e "$URING_OUT.ready"
 }
 
-@test "uring-vm: a devmem flow through io_uring recvmsg into a bound udmabuf, every byte checked, every token back" {
-	[ -x "$LIBTESTS/uring-vm" ]
-	devmem_setup
-	stream_rx uring-vm 32M
-	send "$IP4B" 32M
-	local rc=0
-	wait "$URING_PID" || rc=$?
-	cat "$URING_OUT"
-	[ "$rc" -eq 0 ]
-	mapfile -t lines <"$URING_OUT"
-	[ "${#lines[@]}" -eq 3 ]
-	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ ifindex=$IFB\ queue=3\ buffers=16384$ ]]
-	local id=${BASH_REMATCH[1]}
-	# all of it in device memory, none in host memory
-	[[ ${lines[1]} =~ ^received\ 33554432\ bytes:\ linear\ 0,\ dmabuf\ 33554432\ in\ ([0-9]+)\ frags,\ [0-9]+\ receives,\ 0\ mixed,\ 0\ plain$ ]]
-	local frags=${BASH_REMATCH[1]}
-	[ "$frags" -ge $(((32 << 20) / 4096)) ]
-	[[ ${lines[2]} =~ ^tokens\ freed=$frags\ unknown=0\ calls=[1-9][0-9]*$ ]]
-	# every buffer came home: the binding's pool is gone with it
-	wait_until 30 no_pools_of "$id"
-}
-
-# The program's own ring: uring-vm --own-ring receives through
-# devmem_urecv_prep()/_complete(), each receive linked to a timeout that
-# fails it as a stall. With hds_payload at 100 every receive mixes host
-# bytes and fragments, which must come in stream order.
-@test "uring-vm --own-ring: devmem_urecv on the program's ring, host bytes and fragments mixed, every byte in order" {
-	devmem_setup
-	echo 100 >"$DFSB/rxq/3/hds_payload"
-	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 100 ]
-	URING_OUT=$BATS_TEST_TMPDIR/uring.$RANDOM
-	# (background processes here close bats' fd 3, or bats waits for them)
-	ip netns exec "$NSB" "$LIBTESTS/uring-vm" --own-ring "$DEVB" 3 "$PORT" \
-		16M "$URING_OUT.ready" >"$URING_OUT" 2>&1 3>&- &
-	URING_PID=$!
-	wait_until 30 test -e "$URING_OUT.ready"
-	send "$IP4B" 16M
-	local rc=0 line id
-	wait "$URING_PID" || rc=$?
-	cat "$URING_OUT"
-	[ "$rc" -eq 0 ]
-	line=$(grep '^received ' "$URING_OUT")
-	[[ $line =~ ^received\ 16777216\ bytes:\ linear\ ([0-9]+),\ dmabuf\ ([0-9]+)\ in\ ([0-9]+)\ frags,\ [0-9]+\ receives,\ ([0-9]+)\ mixed,\ [0-9]+\ plain$ ]]
-	local linear=${BASH_REMATCH[1]} dmabuf=${BASH_REMATCH[2]}
-	local frags=${BASH_REMATCH[3]} mixed=${BASH_REMATCH[4]}
-	# every full-sized packet leaves 100 bytes in host memory
-	[ "$linear" -ge $(((16 << 20) / 1448 * 100)) ]
-	[ "$((linear + dmabuf))" -eq $((16 << 20)) ]
-	[ "$mixed" -ge 1 ]
-	[ "$frags" -ge $(((16 << 20) / 4096)) ]
-	grep -q "^tokens freed=$frags unknown=0 calls=[1-9][0-9]*$" "$URING_OUT"
-	id=$(sed -n 's/^bound id=\([0-9]*\) .*/\1/p' "$URING_OUT")
-	[ -n "$id" ]
-	wait_until 30 no_pools_of "$id"
-}
-
-@test "uring-vm: the same flow checked against another pattern fails at its first byte" {
-	devmem_setup
-	stream_rx uring-vm 1M 2
-	run send "$IP4B" 1M
-	local rc=0
-	wait "$URING_PID" || rc=$?
-	cat "$URING_OUT"
-	[ "$rc" -eq 1 ]
-	grep -q "^uring-vm: dmabuf: byte 0 of the stream is 0x.., expected 0x..$" "$URING_OUT"
-}
-
-# recv_stream [-s DMABUF-SIZE] BYTES: BYTES through recv-vm; checks that
+# stream PROG [OPTIONS] BYTES: BYTES through PROG (stream_rx); checks that
 # all of it arrived, every byte checked, every token back and the pool
 # gone, and leaves the counts in BUFFERS, BATCH, LINEAR, DMABUF, FRAGS,
 # RECEIVES, MIXED, PLAIN.
-recv_stream() {
+stream() {
 	local bytes=${!#} id
-	stream_rx recv-vm "$@"
+	stream_rx "$@"
 	send "$IP4B" "$bytes"
 	bytes=$(numfmt --from=iec "$bytes")
 	local rc=0
@@ -232,9 +168,57 @@ recv_stream() {
 	wait_until 30 no_pools_of "$id"
 }
 
+# mixed: the counts of a 16 MiB stream whose packets each left 100 payload
+# bytes in host memory.
+mixed() {
+	# every full-sized packet leaves 100 bytes in host memory
+	[ "$LINEAR" -ge $(((16 << 20) / 1448 * 100)) ]
+	[ "$((LINEAR + DMABUF))" -eq $((16 << 20)) ]
+	[ "$MIXED" -ge 1 ]
+	[ "$FRAGS" -ge $(((16 << 20) / 4096)) ]
+}
+
+hds_payload_100() {
+	echo 100 >"$DFSB/rxq/3/hds_payload"
+	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 100 ]
+}
+
+@test "uring-vm: a devmem flow through io_uring recvmsg into a bound udmabuf, every byte checked, every token back" {
+	[ -x "$LIBTESTS/uring-vm" ]
+	devmem_setup
+	stream uring-vm 32M
+	[ "$BUFFERS" -eq 16384 ]
+	# all of it in device memory, none in host memory
+	[ "$LINEAR" -eq 0 ]
+	[ "$DMABUF" -eq $((32 << 20)) ]
+	[ "$PLAIN" -eq 0 ]
+	[ "$FRAGS" -ge $(((32 << 20) / 4096)) ]
+}
+
+# The program's own ring: uring-vm --own-ring receives through
+# devmem_urecv_prep()/_complete(), each receive linked to a timeout that
+# fails it as a stall.
+@test "uring-vm --own-ring: devmem_urecv on the program's ring, host bytes and fragments mixed, every byte in order" {
+	devmem_setup
+	hds_payload_100
+	stream uring-vm --own-ring 16M
+	mixed
+}
+
+@test "uring-vm: the same flow checked against another pattern fails at its first byte" {
+	devmem_setup
+	stream_rx uring-vm 1M 2
+	run send "$IP4B" 1M
+	local rc=0
+	wait "$URING_PID" || rc=$?
+	cat "$URING_OUT"
+	[ "$rc" -eq 1 ]
+	grep -q "^uring-vm: dmabuf: byte 0 of the stream is 0x.., expected 0x..$" "$URING_OUT"
+}
+
 @test "recv-vm: headers split off exactly, every receive is fragments alone, in order" {
 	devmem_setup
-	recv_stream 16M
+	stream recv-vm 16M
 	[ "$LINEAR" -eq 0 ]
 	[ "$DMABUF" -eq $((16 << 20)) ]
 	[ "$MIXED" -eq 0 ]
@@ -243,14 +227,9 @@ recv_stream() {
 
 @test "recv-vm: 100 payload bytes of every packet in host memory: receives mix both, every byte in order" {
 	devmem_setup
-	echo 100 >"$DFSB/rxq/3/hds_payload"
-	[ "$(cat "$DFSB/rxq/3/hds_payload")" = 100 ]
-	recv_stream 16M
-	# every full-sized packet leaves 100 bytes in host memory
-	[ "$LINEAR" -ge $(((16 << 20) / 1448 * 100)) ]
-	[ "$((LINEAR + DMABUF))" -eq $((16 << 20)) ]
-	[ "$MIXED" -ge 1 ]
-	[ "$FRAGS" -ge $(((16 << 20) / 4096)) ]
+	hds_payload_100
+	stream recv-vm 16M
+	mixed
 }
 
 @test "hds_payload: up to the header buffer's 256 bytes; more, or not a number, is EINVAL" {
@@ -269,7 +248,7 @@ recv_stream() {
 # after 20 s without data, naming the tokens held back).
 @test "recv-vm: 64 MiB through a 2 MiB dma-buf, default recycler with the binding's buffer count" {
 	devmem_setup
-	recv_stream -s 2M 64M
+	stream recv-vm -s 2M 64M
 	[ "$BUFFERS" -eq 512 ]
 	[ "$BATCH" -eq 128 ]
 	[ "$DMABUF" -eq $((64 << 20)) ]
@@ -281,7 +260,7 @@ recv_stream() {
 	local ring
 	ring=$(in_ns "$NSB" ethtool -g "$DEVB" | awk '/^Current/ { c = 1 } c && $1 == "RX:" { print $2; exit }')
 	[ "$ring" -eq 256 ]
-	recv_stream -s $((ring * 4096)) 64M
+	stream recv-vm -s $((ring * 4096)) 64M
 	[ "$BUFFERS" -eq "$ring" ]
 	[ "$BATCH" -eq 64 ]
 	[ "$DMABUF" -eq $((64 << 20)) ]

@@ -38,19 +38,14 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 	struct devmem_recycler_stats st;
 	struct devmem_rx *rx;
 	ssize_t ret;
-	int err, batch;
+	int err;
 
 	REQUIRE(!setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)),
 		"SO_RCVTIMEO: %s", strerror(errno));
 	err = devmem_rx_new(&rx, 0, 0);
 	REQUIRE(!err, "devmem_rx_new: %s", devmem_last_error());
-	err = devmem_recycler_new(&s->rc, fd, s->buffers);
-	REQUIRE(!err, "devmem_recycler_new: %s", devmem_last_error());
-	/* (0 asks for the default, and gives the batch in force) */
-	batch = devmem_recycler_set_batch(s->rc, 0);
-	REQUIRE(batch > 0, "devmem_recycler_set_batch: %s",
-		devmem_last_error());
-	printf("recycler batch=%d\n", batch);
+	if (vm_recycler(s, fd))
+		return T_FAIL;
 
 	while ((ret = devmem_recv(rx, fd, host, sizeof(host), 0, &res)) > 0) {
 		if (vm_check_result(s, host, ret, &res))
@@ -62,7 +57,8 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 		REQUIRE(0, "stalled: no data for %d s after %" PRIu64 " of %"
 			PRIu64 " bytes, %" PRIu64 " tokens pending in the "
 			"recycler (batch %d) of the binding's %zu buffers",
-			STALL_S, s->off, bytes, st.pending, batch, s->buffers);
+			STALL_S, s->off, bytes, st.pending, s->batch,
+			s->buffers);
 	}
 	REQUIRE(ret == 0, "receive after %" PRIu64 " bytes: %s", s->off,
 		devmem_last_error());

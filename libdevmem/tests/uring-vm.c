@@ -18,10 +18,12 @@
  * (MSG_SOCK_DEVMEM) request in flight at a time. Every byte is checked
  * in the order of the completions' segments against the test stream's
  * pattern of seed SEED (default 1: tcpxfer's); see vm-stream.h. Tokens
- * go back through a recycler. Then the peer must close.
+ * go back through a recycler made with the binding's buffer count. Then
+ * the peer must close.
  *
  * Prints:
- *   bound id=ID ifindex=IFINDEX queue=QUEUE
+ *   bound id=ID ifindex=IFINDEX queue=QUEUE buffers=N
+ *   recycler batch=T
  *   received B bytes: linear L, dmabuf D in F frags, R receives, M mixed, P plain
  *   tokens freed=N unknown=U calls=K
  * (M: receives with both host and device bytes; P: receives of host
@@ -99,8 +101,8 @@ static int receive_own_ring(struct vm_stream *s, int fd, uint64_t bytes)
 	REQUIRE(!err, "io_uring_queue_init: %s", strerror(-err));
 	err = devmem_urecv_new(&r, 0, 0);
 	REQUIRE(!err, "devmem_urecv_new: %s", devmem_last_error());
-	err = devmem_recycler_new(&s->rc, fd, 0);
-	REQUIRE(!err, "devmem_recycler_new: %s", devmem_last_error());
+	if (vm_recycler(s, fd))
+		return T_FAIL;
 
 	for (;;) {
 		if (own_receive(s, &ring, r, fd, host, sizeof(host), &res, &ret))
@@ -131,8 +133,8 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 	if (err == -ENOSYS || err == -EPERM)
 		return t_skip("%s", devmem_last_error());
 	REQUIRE(!err, "devmem_uring_new: %s", devmem_last_error());
-	err = devmem_recycler_new(&s->rc, fd, 0);
-	REQUIRE(!err, "devmem_recycler_new: %s", strerror(-err));
+	if (vm_recycler(s, fd))
+		return T_FAIL;
 
 	for (;;) {
 		err = devmem_uring_submit(u, fd, host, sizeof(host), 0,

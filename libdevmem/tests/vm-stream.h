@@ -44,6 +44,7 @@ struct vm_stream {
 	uint64_t linear, dmabuf, frags, receives, mixed, plain;
 	size_t size;			/* of the udmabuf */
 	size_t buffers;			/* the binding's */
+	int batch;			/* the recycler's */
 	uint32_t id;
 	struct devmem_dmabuf *db;
 	struct devmem_binding *b;
@@ -150,6 +151,25 @@ static inline int vm_check_result(struct vm_stream *s, const void *buf,
 	s->frags += frags;
 	err = devmem_recycler_add_frags(s->rc, rx->frags, rx->nr_frags);
 	REQUIRE(err >= 0, "devmem_recycler_add_frags: %s", strerror(-err));
+	return T_PASS;
+}
+
+/*
+ * The stream's recycler: the socket's, made with the binding's buffer
+ * count and nothing else; prints the batch that picks.
+ */
+static inline int vm_recycler(struct vm_stream *s, int fd)
+{
+	int err, batch;
+
+	err = devmem_recycler_new(&s->rc, fd, s->buffers);
+	REQUIRE(!err, "devmem_recycler_new: %s", devmem_last_error());
+	/* (0 asks for the default, and gives the batch in force) */
+	batch = devmem_recycler_set_batch(s->rc, 0);
+	REQUIRE(batch > 0, "devmem_recycler_set_batch: %s",
+		devmem_last_error());
+	s->batch = batch;
+	printf("recycler batch=%d\n", batch);
 	return T_PASS;
 }
 
