@@ -694,15 +694,10 @@ int devmem_nic_new_from_file(struct devmem_nic **np, const char *path);
  * socket or several, each with a msghdr and a control buffer of its own
  * that grows on ETOOSMALL as devmem_recv()'s does.
  *
- * The kernel path supports it (Linux 6.1 with this tree's devmem TCP, and
- * mainline): io_uring hands the request's msg_flags to the socket as they
- * are, MSG_SOCK_DEVMEM included; the cmsgs go through put_cmsg() to the
- * request's control buffer in user memory; the kernel writes msg_flags
- * and msg_controllen back into the request's msghdr before it posts the
- * completion; ETOOSMALL is the completion's result, with nothing
- * consumed. io_uring retries no partial receive that has a control
- * buffer (not even with MSG_WAITALL), so every byte a completion reports
- * is described by its own cmsgs.
+ * Every byte a completion reports is described by that request's own
+ * control messages: a kernel with devmem TCP (mainline, or Linux 6.1
+ * with this project) passes MSG_SOCK_DEVMEM through io_uring and never
+ * splits one receive over two completions.
  *
  * The kernel serves the requests of one socket in an order of its own:
  * to read a stream in order, keep one request per socket in flight. Not
