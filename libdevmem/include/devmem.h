@@ -426,6 +426,80 @@ int devmem_binding_ifindex(const struct devmem_binding *b);
  */
 size_t devmem_binding_buffers(const struct devmem_binding *b);
 
+/*
+ * Bind dma-buf @dmabuf_fd for sending through device @ifindex (netdev
+ * bind-tx; needs CAP_NET_ADMIN). As with rx, the binding owns its netlink
+ * socket and lives as long as that socket is open; sends still in flight
+ * when it is freed keep the memory until they complete. Returns 0 and
+ * stores the binding in *@bp, or -errno with a reason: -EINVAL (NULL @bp,
+ * @ifindex not positive) and -EBADF (negative fd) before anything is
+ * sent; otherwise the kernel's errno (-ENODEV, -EOPNOTSUPP for a device
+ * that cannot send from device memory, -EPERM, ...); -ENOENT (no netdev
+ * family); -EPROTO (a reply without the binding's id); -ENOMEM; socket
+ * errors. Since 1.1.
+ */
+int devmem_binding_new_tx(struct devmem_binding **bp, int ifindex,
+			  int dmabuf_fd);
+
+/* @len bytes of a dma-buf from byte @offset. */
+struct devmem_span {
+	uint64_t offset;
+	uint64_t len;
+};
+
+/*
+ * Sending from device memory on one connected TCP socket. Each send is
+ * one or more sendmsg(MSG_ZEROCOPY) calls whose iovecs name dma-buf
+ * offsets; the kernel reports on the socket's error queue when it no
+ * longer needs a send's bytes, and only then may they be overwritten.
+ * The sender keeps the spans of every send until that report.
+ */
+struct devmem_sender;
+
+/*
+ * A sender for connected TCP socket @sockfd, sending from tx binding @tx
+ * (devmem_binding_new_tx(); it must outlive the sender). Turns SO_ZEROCOPY
+ * on. Returns 0 and stores it in *@sp, or -errno with a reason: -EINVAL
+ * (NULL argument, negative fd), -ENOMEM, the errors of setsockopt().
+ * Since 1.1.
+ */
+int devmem_sender_new(struct devmem_sender **sp, int sockfd,
+		      const struct devmem_binding *tx);
+
+/* Frees the sender (not the socket, not the binding); NULL is a no-op. */
+void devmem_sender_free(struct devmem_sender *s);
+
+/*
+ * Send the bytes of @spans[0..@nr_spans), in order, from the binding's
+ * dma-buf; @flags are added to MSG_ZEROCOPY (e.g. MSG_DONTWAIT, MSG_MORE).
+ * Returns the bytes queued: all of them, or fewer when a non-blocking
+ * socket filled up or a signal came (send the rest again); or -errno with
+ * a reason: -EINVAL (NULL argument, an empty span list), the kernel's
+ * errno for a refused send (-EINVAL: the binding is gone or is not a tx
+ * binding; -ENODEV: the route leaves through another device; -EFAULT: a
+ * span outside the dma-buf), -EAGAIN, -EPIPE and other errors of sendmsg().
+ * The queued bytes may not be overwritten before devmem_sender_reap()
+ * returns them. Since 1.1.
+ */
+ssize_t devmem_send(struct devmem_sender *s, const struct devmem_span *spans,
+		    size_t nr_spans, int flags);
+
+/*
+ * Collect the kernel's completion reports: store in @done[0..@max) the
+ * spans of sends that have completed, in the order they were sent, each
+ * of whose bytes may now be reused. Waits up to @timeout_ms for the first
+ * report (-1: without limit; 0: not at all). Returns the number of spans
+ * stored (0: none completed in time), or -errno with a reason: -EINVAL
+ * (NULL argument, @max 0), -EPROTO (a report that names no pending send),
+ * the socket's pending error, errors of poll() and recvmsg(). Spans that
+ * do not fit in @done are returned by the next call. Since 1.1.
+ */
+ssize_t devmem_sender_reap(struct devmem_sender *s, struct devmem_span *done,
+			   size_t max, int timeout_ms);
+
+/* Bytes sent whose completion has not been reaped yet. Since 1.1. */
+uint64_t devmem_sender_pending(const struct devmem_sender *s);
+
 enum devmem_queue_type {
 	DEVMEM_QUEUE_RX = 0,
 	DEVMEM_QUEUE_TX = 1,

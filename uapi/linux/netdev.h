@@ -158,8 +158,9 @@ enum {
 };
 
 /*
- * dmabuf attributes (bind-rx): ifindex, queues (one nest per queue, each
- * with queue id and type), fd (the dma-buf); the reply carries id.
+ * dmabuf attributes. bind-rx: ifindex, queues (one nest per queue, each
+ * with queue id and type), fd (the dma-buf); bind-tx: ifindex and fd.
+ * Both replies carry id.
  */
 enum {
 	NETDEV_A_DMABUF_IFINDEX = 1,
@@ -185,6 +186,8 @@ enum {
 	NETDEV_CMD_NAPI_GET,
 	NETDEV_CMD_QSTATS_GET,
 	NETDEV_CMD_BIND_RX,
+	NETDEV_CMD_NAPI_SET,
+	NETDEV_CMD_BIND_TX,
 
 	__NETDEV_CMD_MAX,
 	NETDEV_CMD_MAX = (__NETDEV_CMD_MAX - 1)
