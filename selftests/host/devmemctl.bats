@@ -159,6 +159,27 @@ jget() {
 	usage_error "unexpected argument 'hold' for bind" bind dev lo queues 1 dmabuf fd 3 hold
 }
 
+@test "usage errors: bind tx" {
+	usage_error "bind tx needs dev IF" bind tx
+	usage_error "bind tx needs dev IF" bind tx dmabuf udmabuf 4K
+	usage_error "bind tx needs dmabuf {udmabuf SIZE | heap SIZE | fd N}" bind tx dev lo
+	usage_error "bind tx takes no queues: it binds the dma-buf to the whole device" \
+		bind tx dev lo queues 1 dmabuf udmabuf 4K
+	usage_error "bind tx takes no queues: it binds the dma-buf to the whole device" \
+		b tx queues 1
+	usage_error "dmabuf must be udmabuf, heap or fd, not 'cuda'" bind tx dev lo dmabuf cuda 4K
+	usage_error "size '1000' is not a multiple of the page size ($(getconf PAGESIZE))" \
+		bind tx dev lo dmabuf heap 1000
+	usage_error "bad file descriptor 'x'" bind tx dev lo dmabuf fd x
+	usage_error "unexpected argument 'flow' for bind tx" bind tx dev lo flow tcp4 dmabuf fd 3
+	usage_error "unexpected argument 'tx' for bind" bind dev lo tx dmabuf fd 3
+	# the direction is spelled out, and comes first
+	usage_error "unexpected argument 't' for bind" bind t dev lo dmabuf fd 3
+	usage_error "unexpected argument 'tx' for bind" bind rx tx dev lo dmabuf fd 3
+	# rx is bind's first form: it needs its queues
+	usage_error "bind needs queues A[-B]" bind rx dev lo dmabuf fd 3
+}
+
 @test "help: -h, --help, help, help OBJECT, OBJECT help; -V" {
 	for args in -h --help help "-j help" "-h frob" "-h -x"; do
 		run --separate-stderr "$CTL" $args
@@ -169,17 +190,21 @@ jget() {
 		for w in "  dev [show] [dev IF]" "  queue [show] [dev IF]" \
 			 "  pool [show] [dev IF]" "  setup dev IF queues A[-B]" \
 			 "  teardown dev IF" "  bind dev IF queues A[-B]" \
+			 "  bind tx dev IF dmabuf {udmabuf SIZE | heap SIZE | fd N}" \
 			 "  help [OBJECT]" "  -j, --json" "  -p, --pretty" \
 			 "  -V, --version" "  -h, --help" "Exit status:" \
 			 "DEVMEM_STATE_DIR"; do
 			[[ $output == *"$w"* ]] || { echo "missing: $w"; false; }
 		done
 	done
-	for args in "help bind" "bind help" "b help" "help b"; do
+	for args in "help bind" "bind help" "b help" "help b" "bind tx help" \
+		    "bind rx help"; do
 		run "$CTL" $args
 		[ "$status" -eq 0 ]
 		[ "${lines[0]}" = "Usage: devmemctl [OPTIONS] bind dev IF queues A[-B]" ]
 		[ "${lines[1]}" = "          dmabuf {udmabuf SIZE | heap SIZE | fd N}" ]
+		[ "${lines[2]}" = "       devmemctl [OPTIONS] bind tx dev IF dmabuf {udmabuf SIZE | heap SIZE | fd N}" ]
+		[[ $output == *"Bind a dma-buf for sending"* ]]
 		[ "${lines[-1]}" = "See 'devmemctl help' for the options and the rest." ]
 	done
 	for o in queue q dev pool; do
@@ -205,7 +230,8 @@ jget() {
 	run env MANWIDTH=80 man -l "$man"
 	[ "$status" -eq 0 ]
 	for w in "dev show" "queue show" "pool show" "setup dev IF queues" \
-		 "teardown dev IF" "bind dev IF queues" "EXIT STATUS" \
+		 "teardown dev IF" "bind dev IF queues" "bind tx dev IF" \
+		 "for tx" "EXIT STATUS" \
 		 "DEVMEM_STATE_DIR" "DEVMEMCTL_PARSE_ONLY"; do
 		[[ $output == *"$w"* ]] || { echo "missing: $w"; false; }
 	done
@@ -229,7 +255,12 @@ jget() {
 	parsed t dev lo
 	[ "$(jget 'd["command"]')" = '"teardown"' ]
 	parsed b dev lo queues 1 dmabuf fd 3
-	[ "$(jget 'd["command"]')" = '"bind"' ]
+	[ "$(jget 'd["command"], d["direction"]')" = '["bind", "rx"]' ]
+	parsed b rx queues 1 dmabuf fd 3 dev lo
+	[ "$(jget 'd["command"], d["direction"], d["first"]')" = '["bind", "rx", 1]' ]
+	parsed -j b tx dev lo dmabuf fd 3
+	[ "$(jget 'd["command"], d["direction"], d["json"]')" = '["bind", "tx", true]' ]
+	[ "$(jget '"first" in d')" = false ]
 	parsed h q
 	[ "$(jget 'd["command"], d["topic"]')" = '["help", "queue"]' ]
 
@@ -265,6 +296,11 @@ jget() {
 	# decimal, also with leading zeros; keywords in any order
 	parsed bind dmabuf udmabuf 0004096 queues 007-08 dev eth1
 	[ "$(jget 'd["first"], d["last"], d["dmabuf"]["size"]')" = '[7, 8, 4096]' ]
+	# bind tx: a device and a buffer, in any order
+	parsed bind tx dmabuf heap 64M dev eth1
+	[ "$(jget 'd["direction"], d["dev"], d["dmabuf"]')" = '["tx", "eth1", {"type": "heap", "size": 67108864}]' ]
+	parsed bind tx dev 7 dmabuf fd 0
+	[ "$(jget 'd["dev"], d["dmabuf"]')" = '["7", {"type": "fd", "fd": 0}]' ]
 	for s in 4K:4096 4k:4096 8K:8192 1M:1048576 2m:2097152 1G:1073741824 \
 		 3g:3221225472 65536:65536 16777216G:18014398509481984; do
 		parsed bind dev eth1 queues 1 dmabuf udmabuf "${s%%:*}"
@@ -305,11 +341,13 @@ jget() {
 }
 
 @test "failures without kernel support: no such device, no state, state refused, bad fd" {
-	for cmd in "queue show" "pool show" "dev show" "teardown" "setup" "bind"; do
+	for cmd in "queue show" "pool show" "dev show" "teardown" "setup" "bind" \
+		   "bind tx"; do
 		extra=()
 		case $cmd in
 		setup) extra=(queues 1) ;;
 		bind) extra=(queues 1 dmabuf fd 0) ;;
+		"bind tx") extra=(dmabuf fd 0) ;;
 		esac
 		run --separate-stderr "$CTL" $cmd dev devmemctl-none "${extra[@]}"
 		[ "$status" -eq 1 ]
@@ -360,6 +398,10 @@ jget() {
 	# bind of an fd that is not open, or not a dma-buf: no kernel needed
 	run --separate-stderr "$CTL" bind dev lo queues 0 dmabuf fd 99
 	[ "$status" -eq 1 ]
+	[[ $stderr == "Error: "*"fd 99"*"Bad file descriptor" ]]
+	run --separate-stderr "$CTL" bind tx dev lo dmabuf fd 99
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
 	[[ $stderr == "Error: "*"fd 99"*"Bad file descriptor" ]]
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * devmemctl bind: bind a dma-buf to rx queues and hold the binding.
+ * devmemctl bind: bind a dma-buf to rx queues, or (bind tx) to a device
+ * for sending, and hold the binding.
  *
  * The kernel keeps the queues bound exactly as long as the netlink socket
  * that bound them is open, and that socket is the binding object's: the
@@ -68,10 +69,14 @@ static void print_bound(const struct cmd *c, struct devmem_binding *b,
 	uint32_t q;
 
 	if (!c->json) {
-		printf("bound dmabuf id %u to dev %s queues %u",
-		       devmem_binding_id(b), name ? name : c->dev, c->first);
-		if (c->last != c->first)
-			printf("-%u", c->last);
+		printf("bound dmabuf id %u to dev %s", devmem_binding_id(b),
+		       name ? name : c->dev);
+		if (c->tx)
+			printf(" for tx");
+		else if (c->last != c->first)
+			printf(" queues %u-%u", c->first, c->last);
+		else
+			printf(" queues %u", c->first);
 		putchar('\n');
 		return;
 	}
@@ -81,13 +86,16 @@ static void print_bound(const struct cmd *c, struct devmem_binding *b,
 	jw_int(&w, "ifindex", ifindex);
 	if (name)
 		jw_str(&w, "ifname", name);
-	jw_arr_open(&w, "queues");
-	for (q = c->first; ; q++) {
-		jw_uint(&w, NULL, q);
-		if (q == c->last)
-			break;
+	jw_str(&w, "direction", c->tx ? "tx" : "rx");
+	if (!c->tx) {
+		jw_arr_open(&w, "queues");
+		for (q = c->first; ; q++) {
+			jw_uint(&w, NULL, q);
+			if (q == c->last)
+				break;
+		}
+		jw_arr_close(&w);
 	}
-	jw_arr_close(&w);
 	jw_str(&w, "source", source_name(c->dmabuf));
 	jw_uint(&w, "size", devmem_dmabuf_size(db));
 	jw_obj_close(&w);
@@ -128,17 +136,25 @@ int do_bind(const struct cmd *c)
 	if (err)
 		return lib_error(NULL);
 
-	queues = calloc(nr, sizeof(*queues));
-	if (!queues) {
-		error_msg("out of memory");
-		goto out;
-	}
-	for (i = 0; i < nr; i++)
-		queues[i] = c->first + (uint32_t)i;
 	/* a kernel refusal: its extack message, exactly */
-	if (devmem_binding_new_rx(&b, ifindex, queues, nr, devmem_dmabuf_fd(db))) {
-		lib_error(NULL);
-		goto out;
+	if (c->tx) {
+		if (devmem_binding_new_tx(&b, ifindex, devmem_dmabuf_fd(db))) {
+			lib_error(NULL);
+			goto out;
+		}
+	} else {
+		queues = calloc(nr, sizeof(*queues));
+		if (!queues) {
+			error_msg("out of memory");
+			goto out;
+		}
+		for (i = 0; i < nr; i++)
+			queues[i] = c->first + (uint32_t)i;
+		if (devmem_binding_new_rx(&b, ifindex, queues, nr,
+					  devmem_dmabuf_fd(db))) {
+			lib_error(NULL);
+			goto out;
+		}
 	}
 
 	print_bound(c, b, db);

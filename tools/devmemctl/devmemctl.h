@@ -67,6 +67,8 @@ struct cmd {
 	enum dmabuf_src dmabuf;		/* dmabuf ... */
 	uint64_t size;			/* udmabuf, heap: bytes */
 	int fd;				/* fd N */
+
+	int tx;				/* bind tx: for sending, no queues */
 };
 
 /*

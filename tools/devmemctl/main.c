@@ -7,7 +7,8 @@
  *
  * dev, queue and pool show what the kernel's netdev family reports;
  * setup and teardown prepare a NIC's rx queues and put it back; bind binds
- * a dma-buf to rx queues and holds the binding until it is told to stop.
+ * a dma-buf to rx queues (or, bind tx, to a device for sending) and holds
+ * the binding until it is told to stop.
  * "devmemctl help" and devmemctl(8) have the syntax.
  *
  * Errors go to standard error as "Error: <reason>", with the kernel's own
@@ -83,6 +84,8 @@ static void print_parsed(const struct cmd *c)
 	jw_bool(&w, "pretty", c->pretty);
 	if (c->help_topic)
 		jw_str(&w, "topic", c->help_topic);
+	if (c->kind == CMD_BIND)
+		jw_str(&w, "direction", c->tx ? "tx" : "rx");
 	if (c->dev)
 		jw_str(&w, "dev", c->dev);
 	if (c->has_queues) {

@@ -8,7 +8,8 @@
  *
  * Objects and verbs may be abbreviated, as in iproute2: the first one in
  * table order that the word begins is taken ("d" is dev, "q s" queue
- * show). Keywords of arguments are spelled out.
+ * show). Keywords of arguments are spelled out, and so are bind's
+ * directions (bind rx, the default, and bind tx).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +36,12 @@ struct object {
 	const char *syntax;	/* after "devmemctl [OPTIONS] "; wrapped */
 	const char *help;	/* what it does, lines indented by 4 */
 };
+
+/* bind's second form, bind tx, is the one without queues. */
+static int is_bind_tx(const struct object *o)
+{
+	return o->kind == CMD_BIND && !(o->args & A_QUEUES);
+}
 
 static const struct object objects[] = {
 	{ "dev", CMD_DEV_SHOW, 1, A_DEV,
@@ -70,7 +77,14 @@ static const struct object objects[] = {
 	  "      Bind a dma-buf to rx queues A..B of IF: a new udmabuf, a new\n"
 	  "      buffer of the system dma-heap, or the dma-buf open as fd N.\n"
 	  "      Prints the binding's dmabuf id, then holds the binding until\n"
-	  "      SIGINT, SIGTERM or SIGHUP, and exits 0 having released it.\n" },
+	  "      SIGINT, SIGTERM or SIGHUP, and exits 0 having released it.\n"
+	  "      \"bind rx\" is the same.\n" },
+	{ "bind", CMD_BIND, 0, A_DEV | A_DMABUF,
+	  "bind tx dev IF dmabuf {udmabuf SIZE | heap SIZE | fd N}",
+	  "      Bind a dma-buf for sending from it through IF (the whole device:\n"
+	  "      no queues). Prints the binding's dmabuf id and holds the binding\n"
+	  "      as bind does; sockets bound to IF send from the buffer through\n"
+	  "      sendmsg() with that id in SCM_DEVMEM_DMABUF.\n" },
 	{ "help", CMD_HELP, 0, 0,
 	  "help [OBJECT]",
 	  "      This text, or that of one object.\n" },
@@ -97,11 +111,19 @@ void print_usage(FILE *f, const char *topic)
 {
 	size_t i;
 
-	for (i = 0; topic && i < NR_OBJECTS; i++) {
-		if (strcmp(objects[i].name, topic))
-			continue;
-		fprintf(f, "Usage: " PROG " [OPTIONS] %s\n\n%s", objects[i].syntax,
-			objects[i].help);
+	int found = 0;
+
+	/* an object of several forms (bind, bind tx): their syntax, then
+	 * what each does
+	 */
+	for (i = 0; topic && i < NR_OBJECTS; i++)
+		if (!strcmp(objects[i].name, topic))
+			fprintf(f, "%s" PROG " [OPTIONS] %s\n",
+				found++ ? "       " : "Usage: ", objects[i].syntax);
+	if (found) {
+		for (i = 0; i < NR_OBJECTS; i++)
+			if (!strcmp(objects[i].name, topic))
+				fprintf(f, "\n%s", objects[i].help);
 		fprintf(f, "\nSee '" PROG " help' for the options and the rest.\n");
 		return;
 	}
@@ -110,7 +132,7 @@ void print_usage(FILE *f, const char *topic)
 		"\n"
 		"Device-memory TCP from the command line: devices, queues and page\n"
 		"pools as the kernel's netdev family shows them, NIC set-up, and\n"
-		"dma-buf bindings to rx queues.\n"
+		"dma-buf bindings to rx queues and, for sending, to devices.\n"
 		"\n"
 		"Commands:\n");
 	for (i = 0; i < NR_OBJECTS; i++)
@@ -159,6 +181,12 @@ static int matches(const char *word, const char *keyword)
 	size_t n = strlen(word);
 
 	return n && n <= strlen(keyword) && !strncmp(word, keyword, n);
+}
+
+/* The name a form goes by in messages: "bind tx" for the second bind. */
+static const char *form_name(const struct object *o)
+{
+	return is_bind_tx(o) ? "bind tx" : o->name;
 }
 
 static const struct object *find_object(const char *word)
@@ -334,9 +362,11 @@ static int parse_args(struct ps *ps, const struct object *o, int argc,
 			need = A_DMABUF;
 		else
 			need = 0;
+		if (is_bind_tx(o) && need == A_QUEUES)
+			return fail(ps, "bind tx takes no queues: it binds the dma-buf to the whole device");
 		if (!(o->args & need))
 			return fail(ps, "unexpected argument '%s' for %s", kw,
-				    o->name);
+				    form_name(o));
 		if (!val)
 			return fail(ps, "%s needs %s", kw, value_of(kw));
 		i++;
@@ -402,12 +432,12 @@ static int parse_args(struct ps *ps, const struct object *o, int argc,
 	}
 
 	if ((o->args & A_DEV) && !o->has_verb && !c->dev)
-		return fail(ps, "%s needs dev IF", o->name);
+		return fail(ps, "%s needs dev IF", form_name(o));
 	if ((o->args & A_QUEUES) && !c->has_queues)
-		return fail(ps, "%s needs queues A[-B]", o->name);
+		return fail(ps, "%s needs queues A[-B]", form_name(o));
 	if ((o->args & A_DMABUF) && c->dmabuf == DMABUF_NONE)
 		return fail(ps, "%s needs dmabuf {udmabuf SIZE | heap SIZE | fd N}",
-			    o->name);
+			    form_name(o));
 	if (c->has_flow)
 		return finish_flow(ps, c, port);
 	return 0;
@@ -522,6 +552,18 @@ int parse_cmdline(int argc, char **argv, struct cmd *c, char *err,
 			return fail(&ps, "unknown verb '%s' for %s (show, help)",
 				    argv[i], o->name);
 		}
+	}
+	if (o->kind == CMD_BIND && i < argc &&
+	    (!strcmp(argv[i], "rx") || !strcmp(argv[i], "tx"))) {
+		/* rx or tx, spelled out as keywords are; tx is the form
+		 * after bind's first in the table
+		 */
+		if (!strcmp(argv[i], "tx")) {
+			while (!is_bind_tx(o))
+				o++;
+			c->tx = 1;
+		}
+		i++;
 	}
 	if (i < argc && !strcmp(argv[i], "help")) {
 		c->kind = CMD_HELP;
