@@ -33,7 +33,7 @@ extern "C" {
  * member) and structs the library hands out only grow at their end.
  */
 #define DEVMEM_VERSION_MAJOR	1
-#define DEVMEM_VERSION_MINOR	0
+#define DEVMEM_VERSION_MINOR	1
 #define DEVMEM_VERSION_NUMBER(major, minor)	(((major) << 16) | (minor))
 #define DEVMEM_VERSION \
 	DEVMEM_VERSION_NUMBER(DEVMEM_VERSION_MAJOR, DEVMEM_VERSION_MINOR)
@@ -452,7 +452,9 @@ struct devmem_span {
  * one or more sendmsg(MSG_ZEROCOPY) calls whose iovecs name dma-buf
  * offsets; the kernel reports on the socket's error queue when it no
  * longer needs a send's bytes, and only then may they be overwritten.
- * The sender keeps the spans of every send until that report.
+ * The sender keeps the spans of every send until that report. It must
+ * make every MSG_ZEROCOPY send on its socket: the reports name sends by
+ * a count the socket keeps.
  */
 struct devmem_sender;
 
@@ -460,26 +462,31 @@ struct devmem_sender;
  * A sender for connected TCP socket @sockfd, sending from tx binding @tx
  * (devmem_binding_new_tx(); it must outlive the sender). Turns SO_ZEROCOPY
  * on. Returns 0 and stores it in *@sp, or -errno with a reason: -EINVAL
- * (NULL argument, negative fd), -ENOMEM, the errors of setsockopt().
- * Since 1.1.
+ * (NULL argument, an rx binding), -EBADF (negative fd), -ENOMEM, the
+ * errors of setsockopt(). Since 1.1.
  */
 int devmem_sender_new(struct devmem_sender **sp, int sockfd,
 		      const struct devmem_binding *tx);
 
-/* Frees the sender (not the socket, not the binding); NULL is a no-op. */
+/* Frees the sender (not the socket, not the binding); NULL is a no-op.
+ * Sends not reaped may still be using their bytes.
+ */
 void devmem_sender_free(struct devmem_sender *s);
 
 /*
  * Send the bytes of @spans[0..@nr_spans), in order, from the binding's
- * dma-buf; @flags are added to MSG_ZEROCOPY (e.g. MSG_DONTWAIT, MSG_MORE).
- * Returns the bytes queued: all of them, or fewer when a non-blocking
- * socket filled up or a signal came (send the rest again); or -errno with
- * a reason: -EINVAL (NULL argument, an empty span list), the kernel's
- * errno for a refused send (-EINVAL: the binding is gone or is not a tx
- * binding; -ENODEV: the route leaves through another device; -EFAULT: a
- * span outside the dma-buf), -EAGAIN, -EPIPE and other errors of sendmsg().
- * The queued bytes may not be overwritten before devmem_sender_reap()
- * returns them. Since 1.1.
+ * dma-buf; @flags are added to MSG_ZEROCOPY (e.g. MSG_DONTWAIT, MSG_MORE,
+ * MSG_NOSIGNAL). Long lists and long spans go out in several sendmsg()
+ * calls (at most 1024 iovecs and 1 GiB each). Returns the bytes queued:
+ * all of them, or fewer when a non-blocking socket filled up, a signal
+ * came or a later call failed (send the rest again); or -errno with a
+ * reason, nothing queued: -EINVAL (NULL argument, an empty span list, a
+ * span of 0 bytes or one that wraps), the kernel's errno for a refused
+ * send (-EINVAL: the binding is gone or is not a tx binding; -ENODEV:
+ * the route leaves through another device; -EFAULT: a span outside the
+ * dma-buf; -ENOBUFS: too many sends await their reports), -EAGAIN,
+ * -EPIPE and other errors of sendmsg(). The queued bytes may not be
+ * overwritten before devmem_sender_reap() returns them. Since 1.1.
  */
 ssize_t devmem_send(struct devmem_sender *s, const struct devmem_span *spans,
 		    size_t nr_spans, int flags);
@@ -487,17 +494,21 @@ ssize_t devmem_send(struct devmem_sender *s, const struct devmem_span *spans,
 /*
  * Collect the kernel's completion reports: store in @done[0..@max) the
  * spans of sends that have completed, in the order they were sent, each
- * of whose bytes may now be reused. Waits up to @timeout_ms for the first
- * report (-1: without limit; 0: not at all). Returns the number of spans
- * stored (0: none completed in time), or -errno with a reason: -EINVAL
- * (NULL argument, @max 0), -EPROTO (a report that names no pending send),
- * the socket's pending error, errors of poll() and recvmsg(). Spans that
- * do not fit in @done are returned by the next call. Since 1.1.
+ * of whose bytes may now be reused (pieces of the spans sent where a span
+ * went out in two sendmsg() calls or in part; together they cover every
+ * byte sent once). Waits up to @timeout_ms for the first report (-1:
+ * without limit; 0: not at all), not at all while nothing is pending or
+ * spans are ready. Returns the number of spans stored (0: none completed
+ * in time), or -errno with a reason: -EINVAL (NULL argument, @max 0),
+ * -EPROTO (a report that names no pending send, or one that is not a
+ * zerocopy completion), the socket's pending error, errors of poll() and
+ * recvmsg(). Spans that do not fit in @done are returned by the next
+ * call. Since 1.1.
  */
 ssize_t devmem_sender_reap(struct devmem_sender *s, struct devmem_span *done,
 			   size_t max, int timeout_ms);
 
-/* Bytes sent whose completion has not been reaped yet. Since 1.1. */
+/* Bytes sent that devmem_sender_reap() has not returned yet. Since 1.1. */
 uint64_t devmem_sender_pending(const struct devmem_sender *s);
 
 enum devmem_queue_type {

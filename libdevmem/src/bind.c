@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR MIT)
 /*
- * Bindings of a dma-buf to rx queues (netdev bind-rx). The kernel ties a
- * binding to the netlink socket whose request made it and unbinds when
- * that socket closes, so each binding object owns a socket of its own:
- * freeing the object is the unbind, and a process that dies unbinds too.
+ * Bindings of a dma-buf to rx queues (netdev bind-rx) or to a device for
+ * sending (bind-tx): one request and reply, the same but for the queues.
+ * The kernel ties a binding to the netlink socket whose request made it
+ * and unbinds when that socket closes, so each binding object owns a
+ * socket of its own: freeing the object is the unbind, and a process that
+ * dies unbinds too.
  */
 #include "netlink.h"
 #include "dmabuf.h"
@@ -17,6 +19,7 @@ struct devmem_binding {
 	struct devmem_nl nl;
 	uint32_t id;
 	int ifindex;
+	int tx;			/* bind-tx made it */
 	size_t buffers;		/* pages of the dma-buf: the kernel's net_iovs */
 };
 
@@ -53,38 +56,31 @@ static int devmem_bind_put_queues(struct nl_msg *req, const uint32_t *queues,
 	return 0;
 }
 
-DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
-				 const uint32_t *queues, size_t nr_queues,
-				 int dmabuf_fd)
+/*
+ * The request and reply of bind-rx and bind-tx: @cmd with the device,
+ * the fd and, for rx, the queues, on a socket of the binding's own. The
+ * arguments have been checked.
+ */
+static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
+			      int ifindex, const uint32_t *queues,
+			      size_t nr_queues, int dmabuf_fd)
 {
+	const char *what = cmd == NETDEV_CMD_BIND_TX ? "bind-tx" : "bind-rx";
 	struct devmem_binding *b;
 	struct nl_msg *req;
 	size_t size;
 	long page;
 	int err;
 
-	devmem_error_clear();
-	if (!bp)
-		return devmem_fail(-EINVAL, "no place for the result");
-	if (ifindex <= 0)
-		return devmem_fail(-EINVAL, "ifindex %d is not a device index",
-				   ifindex);
-	if (!queues || !nr_queues)
-		return devmem_fail(-EINVAL, "no queues to bind");
-	if (nr_queues > INT_MAX / DEVMEM_BIND_QUEUE_SIZE)
-		return devmem_fail(-EINVAL, "%zu queues are too many",
-				   nr_queues);
-	if (dmabuf_fd < 0)
-		return devmem_fail(-EBADF, "dma-buf fd %d", dmabuf_fd);
-
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return devmem_fail(-ENOMEM, "out of memory");
+	b->tx = cmd == NETDEV_CMD_BIND_TX;
 	err = devmem_nl_open(&b->nl);
 	if (err)
 		goto err_free;
 
-	req = devmem_nl_request(&b->nl, NETDEV_CMD_BIND_RX, 0,
+	req = devmem_nl_request(&b->nl, cmd, 0,
 				2 * nla_total_size(4) +
 				nr_queues * DEVMEM_BIND_QUEUE_SIZE);
 	if (!req) {
@@ -94,7 +90,7 @@ DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
 	if (nla_put_u32(req, NETDEV_A_DMABUF_IFINDEX, (uint32_t)ifindex) ||
 	    nla_put_u32(req, NETDEV_A_DMABUF_FD, (uint32_t)dmabuf_fd) ||
 	    devmem_bind_put_queues(req, queues, nr_queues)) {
-		err = devmem_fail(-ENOMEM, "bind-rx request does not fit");
+		err = devmem_fail(-ENOMEM, "%s request does not fit", what);
 		goto err_free_req;
 	}
 	err = devmem_nl_transact(&b->nl, req, devmem_bind_reply, b);
@@ -103,7 +99,8 @@ DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
 	if (!b->id) {
 		/* Whatever the kernel bound goes with the socket. */
 		err = devmem_fail(-EPROTO,
-				  "the kernel's bind-rx reply has no binding id");
+				  "the kernel's %s reply has no binding id",
+				  what);
 		goto err_close;
 	}
 	/* Only now: a fd the kernel refused gets the kernel's answer. */
@@ -126,6 +123,57 @@ err_free:
 	return err;
 }
 
+/*
+ * The argument checks, before any system call: @queues only for rx
+ * (NULL for tx).
+ */
+static int devmem_binding_check(struct devmem_binding **bp, int ifindex,
+				const uint32_t *queues, size_t nr_queues,
+				int dmabuf_fd, int tx)
+{
+	if (!bp)
+		return devmem_fail(-EINVAL, "no place for the result");
+	if (ifindex <= 0)
+		return devmem_fail(-EINVAL, "ifindex %d is not a device index",
+				   ifindex);
+	if (!tx && (!queues || !nr_queues))
+		return devmem_fail(-EINVAL, "no queues to bind");
+	if (nr_queues > INT_MAX / DEVMEM_BIND_QUEUE_SIZE)
+		return devmem_fail(-EINVAL, "%zu queues are too many",
+				   nr_queues);
+	if (dmabuf_fd < 0)
+		return devmem_fail(-EBADF, "dma-buf fd %d", dmabuf_fd);
+	return 0;
+}
+
+DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
+				 const uint32_t *queues, size_t nr_queues,
+				 int dmabuf_fd)
+{
+	int err;
+
+	devmem_error_clear();
+	err = devmem_binding_check(bp, ifindex, queues, nr_queues, dmabuf_fd,
+				   0);
+	if (err)
+		return err;
+	return devmem_binding_new(bp, NETDEV_CMD_BIND_RX, ifindex, queues,
+				  nr_queues, dmabuf_fd);
+}
+
+DEVMEM_EXPORT int devmem_binding_new_tx(struct devmem_binding **bp, int ifindex,
+					int dmabuf_fd)
+{
+	int err;
+
+	devmem_error_clear();
+	err = devmem_binding_check(bp, ifindex, NULL, 0, dmabuf_fd, 1);
+	if (err)
+		return err;
+	return devmem_binding_new(bp, NETDEV_CMD_BIND_TX, ifindex, NULL, 0,
+				  dmabuf_fd);
+}
+
 DEVMEM_EXPORT void devmem_binding_free(struct devmem_binding *b)
 {
 	if (!b)
@@ -142,6 +190,24 @@ DEVMEM_EXPORT uint32_t devmem_binding_id(const struct devmem_binding *b)
 DEVMEM_EXPORT int devmem_binding_ifindex(const struct devmem_binding *b)
 {
 	return b->ifindex;
+}
+
+int devmem_binding_is_tx(const struct devmem_binding *b)
+{
+	return b->tx;
+}
+
+int devmem_binding_new_unbound(struct devmem_binding **bp, uint32_t id,
+			       int tx)
+{
+	struct devmem_binding *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b->id = id;
+	b->tx = tx;
+	*bp = b;
+	return 0;
 }
 
 DEVMEM_EXPORT size_t devmem_binding_buffers(const struct devmem_binding *b)

@@ -106,6 +106,12 @@ ssize_t devmem_ctrl_result(const struct devmem_ctrl *c,
 int devmem_rx_result_copy(struct devmem_rx_result *dst,
 			  const struct devmem_rx_result *res);
 
+/* recvmsg(2), returning -errno: what the recvmsg hooks default to. */
+ssize_t devmem_sys_recvmsg(int fd, struct msghdr *msg, int flags, void *arg);
+
+/* Whether bind-tx made @b (src/bind.c). */
+int devmem_binding_is_tx(const struct devmem_binding *b);
+
 /*
  * Test hooks: replace the system call an object makes. Each returns what
  * the system call would, with -errno for failure.
@@ -123,6 +129,26 @@ void devmem_urecv_set_recvmsg(struct devmem_urecv *r, devmem_recvmsg_fn fn,
 			      void *arg);
 void devmem_uring_set_recvmsg(struct devmem_uring *u, devmem_recvmsg_fn fn,
 			      void *arg);
+
+/* A sender's sendmsg(MSG_ZEROCOPY) calls and its reads of the error
+ * queue (recvmsg(MSG_ERRQUEUE | MSG_DONTWAIT)); poll() and SO_ERROR
+ * still go to the socket.
+ */
+typedef ssize_t (*devmem_sendmsg_fn)(int fd, const struct msghdr *msg,
+				     int flags, void *arg);
+void devmem_sender_set_hooks(struct devmem_sender *s,
+			     devmem_sendmsg_fn sendmsg_fn,
+			     devmem_recvmsg_fn recvmsg_fn, void *arg);
+/* The id of the sender's next send, as if the socket had made others
+ * before (for wrap-around); only while nothing is pending.
+ */
+void devmem_sender_set_next_id(struct devmem_sender *s, uint32_t id);
+/* A binding object that the kernel knows nothing of, with id @id, as
+ * bind-tx (@tx) or bind-rx would have made it; devmem_binding_free()
+ * frees it.
+ */
+int devmem_binding_new_unbound(struct devmem_binding **bp, uint32_t id,
+			       int tx);
 
 typedef int (*devmem_dontneed_fn)(int fd, const struct dmabuf_token *ranges,
 				  unsigned int nr, void *arg);

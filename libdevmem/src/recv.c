@@ -28,8 +28,7 @@ struct devmem_rx {
 	void *recvmsg_arg;
 };
 
-static ssize_t devmem_rx_sys_recvmsg(int fd, struct msghdr *msg, int flags,
-				     void *arg)
+ssize_t devmem_sys_recvmsg(int fd, struct msghdr *msg, int flags, void *arg)
 {
 	ssize_t ret;
 
@@ -255,7 +254,7 @@ DEVMEM_EXPORT int devmem_rx_new(struct devmem_rx **rxp, unsigned int frags,
 	if (!rx)
 		return devmem_fail(-ENOMEM, "out of memory");
 	rx->cmsg_flags = cmsg_flags;
-	rx->recvmsg = devmem_rx_sys_recvmsg;
+	rx->recvmsg = devmem_sys_recvmsg;
 	err = devmem_ctrl_init(&rx->ctrl, frags);
 	if (err) {
 		devmem_fail(err, "out of memory for %u fragments",
@@ -282,7 +281,7 @@ DEVMEM_EXPORT void devmem_rx_free(struct devmem_rx *rx)
 void devmem_rx_set_recvmsg(struct devmem_rx *rx, devmem_recvmsg_fn fn,
 			   void *arg)
 {
-	rx->recvmsg = fn ? fn : devmem_rx_sys_recvmsg;
+	rx->recvmsg = fn ? fn : devmem_sys_recvmsg;
 	rx->recvmsg_arg = arg;
 }
 
