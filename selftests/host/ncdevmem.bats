@@ -78,8 +78,20 @@ usage_error() {
 	usage_error "-z is a client option (not with -l)" -l -s 127.0.0.1 -p 1 -f lo -z 4K
 	usage_error "-o is a server option (needs -l)" -s 127.0.0.1 -p 1 -o /dev/null
 	usage_error "-r is a server option (needs -l)" -s 127.0.0.1 -p 1 -r "$T/r"
-	usage_error "--dmabuf is a server option (needs -l)" -s 127.0.0.1 -p 1 --dmabuf heap
-	usage_error "--dmabuf-size is a server option (needs -l)" -s 127.0.0.1 -p 1 --dmabuf-size 4K
+	usage_error "--dmabuf is for the server (-l) or the client with -f: the plain client has no dma-buf" \
+		-s 127.0.0.1 -p 1 --dmabuf heap
+	usage_error "--dmabuf-size is for the server (-l) or the client with -f: the plain client has no dma-buf" \
+		-s 127.0.0.1 -p 1 --dmabuf-size 4K
+	usage_error "--dmabuf-size is for the server (-l) or the client with -f: the plain client has no dma-buf" \
+		-s 127.0.0.1 -p 1 -f lo --plain --dmabuf-size 4K
+	usage_error "--dmabuf cuda is for the server: the client writes its payload into the dma-buf from the CPU (udmabuf or heap)" \
+		-s 127.0.0.1 -p 1 -f lo --dmabuf cuda:1
+	usage_error "--plain is a client option (not with -l)" -l -s 127.0.0.1 -p 1 -f lo --plain
+	usage_error "bad chunk size '0' for -z (1 to 16M)" -s 127.0.0.1 -p 1 -f lo -z 0
+	usage_error "-b in client mode needs -v PERIOD: it sends SIZE bytes of that pattern" \
+		-s 127.0.0.1 -p 1 -f lo -b 1M
+	usage_error "bad --dmabuf-size '4097' (a multiple of 4K, at most 1T)" \
+		-s 127.0.0.1 -p 1 -f lo --dmabuf-size 4097
 	usage_error "--trace is a server option (needs -l)" -s 127.0.0.1 -p 1 --trace "$T/t"
 	usage_error "bad --dmabuf 'gpu' (udmabuf, heap[:NAME] or cuda[:DEVICE])" \
 		-l -s 127.0.0.1 -p 1 -f lo --dmabuf gpu
@@ -118,7 +130,7 @@ usage_error() {
 		*) set -- "$opt" 1 ;;
 		esac
 		case $opt in
-		--chunk) run "$NCD" -s 127.0.0.1 -p 1 "$@" --dry-run ;;
+		--chunk | --plain) run "$NCD" -s 127.0.0.1 -p 1 "$@" --dry-run ;;
 		--bytes | --size) run "$NCD" -l -f lo -s 127.0.0.1 -p 1 "$@" --dry-run ;;
 		*) run "$NCD" -l -f lo -s 127.0.0.1 -p 1 "$@" --dry-run ;;
 		esac
@@ -176,10 +188,25 @@ dry() {
 	dry dmabuf=heap:linux,cma -- -l -s ::1 -p 1 -f lo --dmabuf heap:linux,cma
 	dry dmabuf=cuda:0 -- -l -s ::1 -p 1 -f lo --dmabuf cuda
 	dry dmabuf=cuda:3 bytes=3221225472 -- -l -s ::1 -p 1 -f lo --dmabuf cuda:3 --bytes 3G
-	# the client: stdin by default, the pattern with -b
-	dry mode=client bytes=stdin chunk=65536 interface= -- -s 127.0.0.1 -p 9
-	dry mode=client bytes=1048576 validate=7 chunk=1000 interface=lo -- \
-		-s 127.0.0.1 -p 9 -v 7 -b 1M -z 1000 -f lo
+	dry send=none chunk=65536 -- -l -s 192.0.2.2 -p 5201 -f eth1
+	# the client: stdin by default, the pattern with -b; without -f plain
+	# TCP, -z the bytes of a send()
+	dry mode=client send=plain bytes=stdin chunk=65536 interface= -- -s 127.0.0.1 -p 9
+	dry mode=client send=plain bytes=1048576 validate=7 chunk=1000 interface= -- \
+		-s 127.0.0.1 -p 9 -v 7 -b 1M -z 1000
+	# with -f, as mainline's client: from device memory, -z the most
+	# bytes of an iovec (none by default); its dma-buf as the server's
+	dry mode=client send=devmem bytes=stdin chunk=any interface=eth1 \
+		dmabuf=udmabuf dmabuf-size=67108864 -- -s 192.0.2.2 -p 5201 -f eth1
+	dry mode=client send=devmem bytes=1048576 validate=7 chunk=3 interface=lo \
+		client=127.0.0.2 -- -s 127.0.0.1 -c 127.0.0.2 -p 9 -v 7 -b 1M -z 3 -f lo
+	dry send=devmem dmabuf=heap:system dmabuf-size=2097152 -- \
+		-s ::1 -p 9 --interface lo --dmabuf heap --dmabuf-size 2M
+	dry send=devmem dmabuf=udmabuf dmabuf-size=4096 -- \
+		-s ::1 -p 9 -f lo --dmabuf udmabuf --dmabuf-size 4K
+	# --plain: -f only binds the plain client's socket to the device
+	dry mode=client send=plain chunk=65536 interface=lo -- -s 127.0.0.1 -p 9 -f lo --plain
+	dry send=plain chunk=512 -- --plain -s 127.0.0.1 -p 9 -z 512
 	# -q/-t/-n: accepted and ignored by the client (mainline compat)
 	dry mode=client queues=2 first-queue=1 setup=no -- -s 127.0.0.1 -p 9 -q 2 -t 1 -n
 	# periods above 256 behave as 256 (mainline's unsigned char); 0 is off
@@ -276,6 +303,51 @@ sys.stdout.buffer.write(out)' "$@"
 	[ "$status" -eq 0 ]
 	[[ $output =~ ^\{\"mode\":\"client\",\"bytes\":100,\"seconds\":[0-9.]+,\"gbps\":[0-9.]+,\"result\":\"pass\"\}$ ]]
 	python3 -c 'import json, sys; json.loads(sys.argv[1])' "$output"
+}
+
+@test "client --plain -f lo: the plain client bound to lo (SO_BINDTODEVICE), byte-exact" {
+	[ "$(id -u)" -eq 0 ] || skip "SO_BINDTODEVICE needs CAP_NET_RAW"
+	local port
+	port=$(free_port)
+	receiver "$port" "$T/got"
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f lo --plain -v 7 -b 1M -z 777
+	client_summary $((1 << 20))
+	[ -z "$stderr" ]
+	wait "$RPID"
+	RPID=
+	yes "$(printf '\1\2\3\4\5\6')" | head -c 1M | cmp - "$T/got"
+}
+
+@test "client -f on this host: exit 77 with the missing capability named, before connecting" {
+	local port
+	port=$(free_port)
+	receiver "$port" "$T/got"
+	# no /dev/udmabuf or dma-heap here; were there one, lo cannot send
+	# from device memory (EOPNOTSUPP): a skip either way
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f lo -v 7 -b 1M
+	echo "status $status, stdout '$output', stderr '$stderr'"
+	[ "$status" -eq 77 ]
+	[ -z "$output" ]
+	[[ $stderr =~ ^ncdevmem:\ skip:\ [a-z] ]]
+	if [ ! -e /dev/udmabuf ]; then
+		[[ $stderr == "ncdevmem: skip: udmabuf dma-buf of 67108864 bytes: "* ]]
+	fi
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f lo --dmabuf heap \
+		--dmabuf-size 1M </dev/null
+	echo "status $status, stdout '$output', stderr '$stderr'"
+	[ "$status" -eq 77 ]
+	if [ ! -e /dev/dma_heap/system ]; then
+		[[ $stderr == "ncdevmem: skip: dma-heap dma-buf of 1048576 bytes: "* ]]
+	fi
+	# no such device: a failure, before any dma-buf
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f ncdevmem-no0 </dev/null
+	echo "status $status, stderr '$stderr'"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ $stderr == "ncdevmem: ncdevmem-no0: "* ]]
+	# the receiver never saw a connection
+	kill -0 "$RPID"
+	[ ! -s "$T/got" ]
 }
 
 @test "client: nobody listening: exit 1 with the reason, no summary" {

@@ -16,7 +16,8 @@
 
 static const char usage_text[] =
 "Usage: " PROG " -l -s SERVER_IP [-c CLIENT_IP] -p PORT -f IFNAME [options]\n"
-"       " PROG " -s SERVER_IP -p PORT [-c CLIENT_IP] [-f IFNAME] [-b SIZE -v PERIOD]\n"
+"       " PROG " -s SERVER_IP -p PORT [-c CLIENT_IP] -f IFNAME [-z CHUNK] [options]\n"
+"       " PROG " -s SERVER_IP -p PORT [-c CLIENT_IP] [-b SIZE -v PERIOD] [options]\n"
 "\n"
 "A netcat for device-memory TCP, with mainline's ncdevmem options.\n"
 "\n"
@@ -29,8 +30,15 @@ static const char usage_text[] =
 "At the end (peer closed, or SIGINT/SIGTERM) it unbinds, undoes the set-up\n"
 "and prints a summary on stdout.\n"
 "\n"
-"Client (no -l): connect to SERVER_IP:PORT over plain TCP and send stdin\n"
-"until its end, or with -b SIZE, SIZE bytes of the -v PERIOD pattern.\n"
+"Client with -f (device-memory send, as mainline's client): bind a dma-buf\n"
+"to IFNAME for tx, connect to SERVER_IP:PORT through IFNAME, and send stdin\n"
+"until its end, or with -b SIZE, SIZE bytes of the -v PERIOD pattern, from\n"
+"the dma-buf with sendmsg(MSG_ZEROCOPY): the data is written into the\n"
+"dma-buf, sent from there, and its space reused once the kernel reports\n"
+"the send complete, so a stream of any size passes through it. All sends\n"
+"complete before the client closes.\n"
+"\n"
+"Client without -f, or with --plain: the same stream over plain TCP.\n"
 "\n"
 "Options:\n"
 "  -l, --listen            server mode\n"
@@ -43,13 +51,17 @@ static const char usage_text[] =
 "  -q, --queues N          server: rx queues to bind (default 1)\n"
 "  -t, --first-queue Q     server: the first of them (default: the device's\n"
 "                          last N rx queues)\n"
-"  -f, --interface IFNAME  server: the device (required); client: send\n"
-"                          through it (SO_BINDTODEVICE)\n"
+"  -f, --interface IFNAME  server: the device (required); client: send from\n"
+"                          device memory through it\n"
 "  -n, --no-setup          server: leave the NIC as it is (set up by the caller)\n"
 "  -b, --bytes, --size SIZE\n"
 "                          server: expect exactly SIZE bytes; client: send\n"
 "                          SIZE bytes of the -v pattern instead of stdin\n"
-"  -z, --chunk SIZE        client: at most SIZE bytes per send() (default 64K)\n"
+"  -z, --chunk SIZE        client with -f: at most SIZE bytes per iovec of\n"
+"                          each sendmsg() (default: no limit); plain client:\n"
+"                          at most SIZE bytes per send() (default 64K)\n"
+"      --plain             client: plain TCP even with -f, which then only\n"
+"                          binds the socket to IFNAME (SO_BINDTODEVICE)\n"
 "  -o, --output FILE       server: write the received payload to FILE (-: stdout;\n"
 "                          the summary then goes to stderr)\n"
 "  -r, --ready-file PATH   server: create PATH once listening\n"
@@ -57,9 +69,11 @@ static const char usage_text[] =
 "                          landed, in stream order, a line each: \"d OFFSET\n"
 "                          SIZE\" (in the dma-buf), \"l SIZE\" (copied to host\n"
 "                          memory), \"h SIZE\" (not through a bound queue)\n"
-"      --dmabuf KIND       server: udmabuf (default), heap[:NAME] (a dma-heap,\n"
-"                          default system) or cuda[:DEVICE] (GPU memory)\n"
-"      --dmabuf-size SIZE  server: the dma-buf's size (default 64M)\n"
+"      --dmabuf KIND       server, client with -f: udmabuf (default),\n"
+"                          heap[:NAME] (a dma-heap, default system) or,\n"
+"                          server only, cuda[:DEVICE] (GPU memory)\n"
+"      --dmabuf-size SIZE  server, client with -f: the dma-buf's size\n"
+"                          (default 64M)\n"
 "      --progress          throughput once a second on stderr, also when\n"
 "                          stderr is not a terminal (on a terminal: always)\n"
 "      --json              the summary as one JSON object\n"
@@ -70,9 +84,9 @@ static const char usage_text[] =
 "accepted and ignored by the client.\n"
 "\n"
 "Exit status: 0 the stream was received (and validated) completely, or\n"
-"sent; 1 failure (mismatch, short stream, errors); 2 usage; 77 a\n"
-"capability is missing (no /dev/udmabuf, no netdev family, a device\n"
-"without device-memory support, no privilege).\n";
+"sent (with -f: and every send completed); 1 failure (mismatch, short\n"
+"stream, errors); 2 usage; 77 a capability is missing (no /dev/udmabuf, no\n"
+"netdev family, a device without device-memory support, no privilege).\n";
 
 void usage(FILE *f)
 {
@@ -150,6 +164,7 @@ enum {
 	OPT_JSON,
 	OPT_TRACE,
 	OPT_DRY_RUN,
+	OPT_PLAIN,
 };
 
 static const struct option long_opts[] = {
@@ -173,6 +188,7 @@ static const struct option long_opts[] = {
 	{ "json",	 no_argument,	    NULL, OPT_JSON },
 	{ "trace",	 required_argument, NULL, OPT_TRACE },
 	{ "dry-run",	 no_argument,	    NULL, OPT_DRY_RUN },
+	{ "plain",	 no_argument,	    NULL, OPT_PLAIN },
 	{ "help",	 no_argument,	    NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -203,8 +219,9 @@ static int parse_dmabuf(const char *s, struct config *cfg)
 int parse_args(int argc, char **argv, struct config *cfg, char *err,
 	       size_t errlen)
 {
-	/* options that belong to one mode */
-	const char *server_only = NULL, *client_only = NULL;
+	/* options that belong to one mode; those of a dma-buf */
+	const char *server_only = NULL, *client_only = NULL, *dmabuf_opt = NULL;
+	bool has_chunk = false;
 	int c, fam_s, fam_c;
 	unsigned long n;
 	uint64_t size;
@@ -272,6 +289,7 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 				return fail(err, errlen, "bad chunk size '%s' for -z (1 to 16M)",
 					    optarg);
 			cfg->chunk = size;
+			has_chunk = true;
 			client_only = "-z";
 			break;
 		case 'o':
@@ -287,7 +305,7 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 				return fail(err, errlen,
 					    "bad --dmabuf '%s' (udmabuf, heap[:NAME] or cuda[:DEVICE])",
 					    optarg);
-			server_only = "--dmabuf";
+			dmabuf_opt = "--dmabuf";
 			break;
 		case OPT_DMABUF_SIZE:
 			if (parse_size(optarg, &size) || !size || size % PAGE ||
@@ -296,7 +314,11 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 					    "bad --dmabuf-size '%s' (a multiple of 4K, at most 1T)",
 					    optarg);
 			cfg->dmabuf_size = size;
-			server_only = "--dmabuf-size";
+			dmabuf_opt = "--dmabuf-size";
+			break;
+		case OPT_PLAIN:
+			cfg->plain = true;
+			client_only = "--plain";
 			break;
 		case OPT_PROGRESS:
 			cfg->progress = true;
@@ -367,6 +389,17 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 		if (cfg->has_bytes && !cfg->period)
 			return fail(err, errlen,
 				    "-b in client mode needs -v PERIOD: it sends SIZE bytes of that pattern");
+		/* -f makes the client mainline's: it sends from device memory */
+		cfg->devmem_tx = cfg->ifname && !cfg->plain;
+		if (dmabuf_opt && !cfg->devmem_tx)
+			return fail(err, errlen,
+				    "%s is for the server (-l) or the client with -f: the plain client has no dma-buf",
+				    dmabuf_opt);
+		if (cfg->devmem_tx && cfg->provider == DMABUF_CUDA)
+			return fail(err, errlen,
+				    "--dmabuf cuda is for the server: the client writes its payload into the dma-buf from the CPU (udmabuf or heap)");
+		if (cfg->devmem_tx && !has_chunk)
+			cfg->chunk = 0;
 	}
 	return 0;
 }
@@ -385,6 +418,8 @@ void print_config(FILE *f, const struct config *cfg)
 	};
 
 	fprintf(f, "mode=%s\n", cfg->server ? "server" : "client");
+	fprintf(f, "send=%s\n", cfg->server ? "none" :
+		cfg->devmem_tx ? "devmem" : "plain");
 	fprintf(f, "server=%s\n", str(cfg->server_ip));
 	fprintf(f, "client=%s\n", str(cfg->client_ip));
 	fprintf(f, "port=%s\n", str(cfg->port));
@@ -401,7 +436,10 @@ void print_config(FILE *f, const struct config *cfg)
 		fprintf(f, "bytes=%llu\n", (unsigned long long)cfg->bytes);
 	else
 		fprintf(f, "bytes=%s\n", cfg->server ? "any" : "stdin");
-	fprintf(f, "chunk=%zu\n", cfg->chunk);
+	if (cfg->chunk)
+		fprintf(f, "chunk=%zu\n", cfg->chunk);
+	else
+		fprintf(f, "chunk=any\n");
 	fprintf(f, "output=%s\n", str(cfg->output));
 	fprintf(f, "ready-file=%s\n", str(cfg->ready_file));
 	fprintf(f, "trace=%s\n", str(cfg->trace));

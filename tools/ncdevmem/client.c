@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ncdevmem client: plain TCP to the server, sending stdin until its end
- * or, with -b SIZE, SIZE bytes of the -v pattern. Then it shuts its side
- * down and waits for the peer to close, so that a clean exit means the
- * peer took everything.
+ * ncdevmem client: the connection and the summary of both clients, and
+ * the plain one (no -f, or --plain): TCP to the server, sending stdin
+ * until its end or, with -b SIZE, SIZE bytes of the -v pattern. Then it
+ * shuts its side down and waits for the peer to close, so that a clean
+ * exit means the peer took everything.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -14,14 +15,7 @@
 
 #include "ncdevmem.h"
 
-struct client_stats {
-	uint64_t bytes;
-	double secs;
-	const char *failure;		/* NULL: pass */
-};
-
-static void print_summary(const struct config *cfg,
-			  const struct client_stats *st)
+void client_summary(const struct config *cfg, const struct client_stats *st)
 {
 	double gbps = st->secs > 0 ? st->bytes * 8 / st->secs / 1e9 : 0;
 	char *text = NULL;
@@ -31,13 +25,25 @@ static void print_summary(const struct config *cfg,
 	if (!f)
 		return;
 	if (cfg->json) {
-		fprintf(f, "{\"mode\":\"client\",\"bytes\":%llu,\"seconds\":%.3f,"
-			"\"gbps\":%.3f,\"result\":\"%s\"}\n",
-			(unsigned long long)st->bytes, st->secs, gbps,
-			st->failure ? "fail" : "pass");
+		fprintf(f, "{\"mode\":\"client\",\"bytes\":%llu,",
+			(unsigned long long)st->bytes);
+		if (cfg->devmem_tx)
+			fprintf(f, "\"devmem_dmabuf\":%u,\"devmem_spans\":%llu,"
+				"\"completed_bytes\":%llu,", st->dmabuf_id,
+				(unsigned long long)st->spans,
+				(unsigned long long)st->completed);
+		fprintf(f, "\"seconds\":%.3f,\"gbps\":%.3f,\"result\":\"%s\"}\n",
+			st->secs, gbps, st->failure ? "fail" : "pass");
 	} else {
 		fprintf(f, PROG ": client summary\n");
 		fprintf(f, "%-16s %llu\n", "bytes:", (unsigned long long)st->bytes);
+		if (cfg->devmem_tx) {
+			fprintf(f, "%-16s %u\n", "devmem dmabuf:", st->dmabuf_id);
+			fprintf(f, "%-16s %llu\n", "devmem spans:",
+				(unsigned long long)st->spans);
+			fprintf(f, "%-16s %llu\n", "completed bytes:",
+				(unsigned long long)st->completed);
+		}
 		fprintf(f, "%-16s %.3f\n", "seconds:", st->secs);
 		fprintf(f, "%-16s %.3f\n", "Gbit/s:", gbps);
 		if (st->failure)
@@ -48,7 +54,7 @@ static void print_summary(const struct config *cfg,
 	emit_block(stdout, f, &text, &len);
 }
 
-static int connect_to(const struct config *cfg)
+int client_connect(const struct config *cfg)
 {
 	struct addrinfo hints = {
 		.ai_socktype = SOCK_STREAM,
@@ -104,6 +110,33 @@ err_free:
 	return -1;
 }
 
+int client_finish(int fd, struct client_stats *st)
+{
+	char drain[4096];
+	ssize_t n;
+
+	/* our end; then the peer's close says it has everything */
+	if (shutdown(fd, SHUT_WR)) {
+		msg("shutdown: %s", strerror(errno));
+		st->failure = "shutdown failed";
+		return -1;
+	}
+	for (;;) {
+		n = recv(fd, drain, sizeof(drain), 0);
+		if (n < 0 && errno == EINTR && !stop_requested)
+			continue;
+		if (n < 0) {
+			msg("waiting for the peer to close: %s",
+			    stop_requested ? "interrupted" : strerror(errno));
+			st->failure = stop_requested ? "interrupted" :
+				      "the connection failed at the end";
+			return -1;
+		}
+		if (!n)
+			return 0;
+	}
+}
+
 /* All of @len bytes; -1 (with a message) on failure or a stop request. */
 static int send_all(int fd, const uint8_t *buf, size_t len,
 		    struct client_stats *st, struct progress *pr)
@@ -139,7 +172,6 @@ int run_client(const struct config *cfg)
 	size_t i, len, room;
 	ssize_t n;
 	double t0;
-	char drain[4096];
 	int fd;
 
 	/* the pattern from any phase: chunk bytes from ref + (off % P) */
@@ -153,7 +185,7 @@ int run_client(const struct config *cfg)
 		for (i = 0; i < room; i++)
 			buf[i] = pattern_byte(pattern_period(cfg->period), i);
 
-	fd = connect_to(cfg);
+	fd = client_connect(cfg);
 	if (fd < 0) {
 		free(buf);
 		return EXIT_FAIL;
@@ -190,30 +222,11 @@ int run_client(const struct config *cfg)
 		}
 	}
 
-	/* our end; then the peer's close says it has everything */
-	if (shutdown(fd, SHUT_WR)) {
-		msg("shutdown: %s", strerror(errno));
-		st.failure = "shutdown failed";
-		goto out;
-	}
-	for (;;) {
-		n = recv(fd, drain, sizeof(drain), 0);
-		if (n < 0 && errno == EINTR && !stop_requested)
-			continue;
-		if (n < 0) {
-			msg("waiting for the peer to close: %s",
-			    stop_requested ? "interrupted" : strerror(errno));
-			st.failure = stop_requested ? "interrupted" :
-				     "the connection failed at the end";
-			goto out;
-		}
-		if (!n)
-			break;
-	}
+	client_finish(fd, &st);
 out:
 	st.secs = now_s() - t0;
 	close(fd);
 	free(buf);
-	print_summary(cfg, &st);
+	client_summary(cfg, &st);
 	return st.failure ? EXIT_FAIL : EXIT_PASS;
 }

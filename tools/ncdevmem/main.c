@@ -29,5 +29,7 @@ int main(int argc, char **argv)
 		return EXIT_PASS;
 	}
 	install_signals();
-	return cfg.server ? run_server(&cfg) : run_client(&cfg);
+	if (cfg.server)
+		return run_server(&cfg);
+	return cfg.devmem_tx ? run_client_devmem(&cfg) : run_client(&cfg);
 }

@@ -4,8 +4,10 @@
  *
  * The parts: args.c (the command line, unit-tested on the host through
  * --dry-run), server.c (-l: NIC set-up, bind-rx, devmem receive,
- * validation, token return), client.c (a plain TCP sender of stdin or of
- * the pattern), util.c (messages, time, the pattern), main.c.
+ * validation, token return), client.c (the client's connection and
+ * summary, and the plain TCP sender of stdin or of the pattern),
+ * client-devmem.c (the client with -f: the stream sent from a dma-buf
+ * bound for tx), util.c (messages, time, the pattern), main.c.
  */
 #ifndef NCDEVMEM_H
 #define NCDEVMEM_H
@@ -37,10 +39,13 @@ struct config {
 	int queues;			/* -q; 1 by default */
 	int first_queue;		/* -t; -1: the last -q rx queues */
 	const char *ifname;		/* -f */
+	bool plain;			/* --plain: the client without devmem */
+	bool devmem_tx;			/* client with -f and not --plain */
 	bool no_setup;			/* -n */
 	uint64_t bytes;			/* -b; see has_bytes */
 	bool has_bytes;
-	size_t chunk;			/* -z: bytes per send() (client) */
+	size_t chunk;			/* -z: bytes per send() (plain client),
+					 * per iovec (devmem client; 0: any) */
 	const char *output;		/* -o: received payload; "-": stdout */
 	const char *ready_file;		/* -r */
 	const char *trace;		/* --trace: the receive's fragment list */
@@ -68,6 +73,25 @@ int parse_size(const char *s, uint64_t *v);
 
 int run_server(const struct config *cfg);
 int run_client(const struct config *cfg);
+int run_client_devmem(const struct config *cfg);
+
+/* client.c, for both clients */
+struct client_stats {
+	uint64_t bytes;			/* sent (devmem: queued) */
+	double secs;
+	const char *failure;		/* NULL: pass */
+	/* devmem */
+	uint32_t dmabuf_id;
+	uint64_t spans;			/* spans handed to devmem_send() */
+	uint64_t completed;		/* bytes the kernel reported done */
+};
+/* Connected to -s/-p, from -c, through -f; -1 after saying why. */
+int client_connect(const struct config *cfg);
+/* Shut our side down and wait for the peer to close; -1 after saying
+ * why (and setting st->failure).
+ */
+int client_finish(int fd, struct client_stats *st);
+void client_summary(const struct config *cfg, const struct client_stats *st);
 
 /* util.c */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
