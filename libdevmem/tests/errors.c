@@ -162,6 +162,10 @@ static int test_netlink(void)
 	FAILS(devmem_binding_new_rx(&b, lo, NULL, 1, 0), -EINVAL);
 	FAILS(devmem_binding_new_rx(&b, 0, &queue, 1, 0), -EINVAL);
 	FAILS(devmem_binding_new_rx(&b, lo, &queue, 1, -1), -EBADF);
+	FAILS(devmem_binding_new_tx(NULL, lo, 0), -EINVAL);
+	FAILS(devmem_binding_new_tx(&b, 0, 0), -EINVAL);
+	FAILS(devmem_binding_new_tx(&b, -1, 0), -EINVAL);
+	FAILS(devmem_binding_new_tx(&b, lo, -1), -EBADF);
 	FAILS(devmem_queue_dump(NULL, 0), -EINVAL);
 	FAILS(devmem_queue_dump(&q, -1), -EINVAL);
 	FAILS(devmem_page_pool_dump(NULL, 0), -EINVAL);
@@ -232,6 +236,19 @@ static int test_uring(void)
 	return T_PASS;
 }
 
+static int test_send(void)
+{
+	struct devmem_span sp = { 0, 4096 }, done[1];
+	struct devmem_sender *s;
+
+	FAILS(devmem_sender_new(NULL, 0, NULL), -EINVAL);
+	FAILS(devmem_sender_new(&s, -1, NULL), -EBADF);
+	FAILS(devmem_sender_new(&s, 0, NULL), -EINVAL);
+	FAILS(devmem_send(NULL, &sp, 1, 0), -EINVAL);
+	FAILS(devmem_sender_reap(NULL, done, 1, 0), -EINVAL);
+	return T_PASS;
+}
+
 static int test_unpack(void)
 {
 	struct devmem_unpack *up;
@@ -249,6 +266,7 @@ static int test_cannot_fail(void)
 	devmem_recycler_free(NULL);
 	devmem_dmabuf_free(NULL);
 	devmem_binding_free(NULL);
+	devmem_sender_free(NULL);
 	devmem_queue_dump_free(NULL);
 	devmem_page_pool_dump_free(NULL);
 	devmem_nic_free(NULL);
@@ -266,6 +284,7 @@ static const struct t_case cases[] = {
 	{ "netlink", test_netlink },
 	{ "nic", test_nic },
 	{ "uring", test_uring },
+	{ "send", test_send },
 	{ "unpack", test_unpack },
 	{ "cannot-fail", test_cannot_fail },
 };
