@@ -154,6 +154,9 @@ dpc() {
 	run "$ex/nic-setup"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "usage: nic-setup IFNAME ADDRESS PORT QUEUE" ]
+	run "$ex/fwd"
+	[ "$status" -eq 2 ]
+	[ "$output" = "usage: fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT" ]
 	make -s -C "$ex" clean
 	[ ! -e "$ex/recv-checksum" ]
 }
