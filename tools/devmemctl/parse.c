@@ -83,8 +83,8 @@ static const struct object objects[] = {
 	  "bind tx dev IF dmabuf {udmabuf SIZE | heap SIZE | fd N}",
 	  "      Bind a dma-buf for sending from it through IF (the whole device:\n"
 	  "      no queues). Prints the binding's dmabuf id and holds the binding\n"
-	  "      as bind does; sockets bound to IF send from the buffer through\n"
-	  "      sendmsg() with that id in SCM_DEVMEM_DMABUF.\n" },
+	  "      as bind does; TCP sockets routed through IF send from the buffer\n"
+	  "      with sendmsg(MSG_ZEROCOPY) and that id in SCM_DEVMEM_DMABUF.\n" },
 	{ "help", CMD_HELP, 0, 0,
 	  "help [OBJECT]",
 	  "      This text, or that of one object.\n" },
