@@ -41,10 +41,13 @@ struct net_iov {
  * struct net_iov_area - an array of net_iovs cut from one mapping
  * @niovs: the buffers, in order of their offset in the memory
  * @num_niovs: how many
+ * @tx: mapped for sending: the buffers belong to no page pool, and a
+ *	reference on one is a reference on the area's binding
  */
 struct net_iov_area {
 	struct net_iov *niovs;
 	size_t num_niovs;
+	bool tx;
 };
 
 static inline struct net_iov_area *net_iov_owner(const struct net_iov *niov)
@@ -112,23 +115,18 @@ static inline struct page_pool *netmem_get_pp(netmem_ref netmem)
 	return __netmem_pp_view(netmem)->pp;
 }
 
-/* A reference on a net_iov the page pool handed out: skb frags and
- * socket tokens hold one each. The pool hands a net_iov out with one
- * (page_pool_alloc_netmem()); when the last is dropped, the net_iov goes
- * back to its pool (net/core/devmem.c).
- */
-static inline void net_iov_get(struct net_iov *niov)
-{
-	atomic_long_inc(&niov->pp_ref_count);
-}
-
 #if IS_ENABLED(CONFIG_NET_DEVMEM)
+void net_iov_tx_get(struct net_iov *niov);
 void net_iov_put(struct net_iov *niov);
 
 /* The id of the dma-buf binding @niov belongs to (bind-rx's reply). */
 u32 net_iov_binding_id(const struct net_iov *niov);
 #else
 /* Without CONFIG_NET_DEVMEM nothing makes a net_iov. */
+static inline void net_iov_tx_get(struct net_iov *niov)
+{
+}
+
 static inline void net_iov_put(struct net_iov *niov)
 {
 }
@@ -138,5 +136,20 @@ static inline u32 net_iov_binding_id(const struct net_iov *niov)
 	return 0;
 }
 #endif
+
+/* A reference on a net_iov. For one the page pool handed out (rx), skb
+ * frags and socket tokens hold one each: the pool hands it out with one
+ * (page_pool_alloc_netmem()), and when the last is dropped the net_iov
+ * goes back to its pool. A net_iov of a tx binding belongs to no pool:
+ * each skb frag naming it holds its binding (net/core/devmem.c).
+ */
+static inline void net_iov_get(struct net_iov *niov)
+{
+	if (net_iov_owner(niov)->tx) {
+		net_iov_tx_get(niov);
+		return;
+	}
+	atomic_long_inc(&niov->pp_ref_count);
+}
 
 #endif /* _NET_NETMEM_H */

@@ -8,11 +8,12 @@
 #ifndef _NET_TCP_DEVMEM_H
 #define _NET_TCP_DEVMEM_H
 
+#include <linux/skbuff.h>
 #include <linux/sockptr.h>
 #include <linux/types.h>
 
 struct msghdr;
-struct sk_buff;
+struct net_devmem_dmabuf_binding;
 struct sock;
 
 /* The token table of a new socket, and its end. */
@@ -31,5 +32,16 @@ int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
 /* SO_DEVMEM_DONTNEED, under the socket lock: returns how many were freed. */
 int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 			 unsigned int optlen);
+
+/* May a send append to @skb, the tail of the write queue? Host memory
+ * and device memory (a send from tx @binding) never share an skb: an skb
+ * is readable or not as a whole.
+ */
+static inline bool
+tcp_devmem_can_append(const struct sk_buff *skb,
+		      const struct net_devmem_dmabuf_binding *binding)
+{
+	return !skb_shinfo(skb)->nr_frags || skb_frags_readable(skb) == !binding;
+}
 
 #endif /* _NET_TCP_DEVMEM_H */

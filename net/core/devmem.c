@@ -2,24 +2,29 @@
 /*
  * Device-memory bindings and their page-pool memory provider.
  *
- * bind-rx hands us a dma-buf: we attach it to the device's DMA device,
- * map it, and cut the mapping into page-sized net_iovs, each knowing its
- * DMA address and (by its index) its offset in the dma-buf. The binding
- * is then installed on rx queues: their page pools, when (re)created,
- * take buffers from the binding's free list instead of the page
- * allocator.
+ * bind-rx and bind-tx hand us a dma-buf: we attach it to the device's DMA
+ * device, map it, and cut the mapping into page-sized net_iovs, each
+ * knowing its DMA address and (by its index) its offset in the dma-buf.
+ * An rx binding is then installed on rx queues: their page pools, when
+ * (re)created, take buffers from the binding's free list instead of the
+ * page allocator. A tx binding is looked up by id when a socket sends
+ * from it (devmem_tx.c); each skb frag that names one of its net_iovs
+ * holds a reference on the binding.
  *
  * Lifetime. A binding is refcounted: its owner (the netlink socket that
  * bound it, until unbind) holds one reference and every page pool drawing
  * from it holds one until the pool is freed. A pool is freed only once
  * every buffer it handed out has come back (page_pool.c counts them in
  * flight), so a net_iov in an skb or held by a socket keeps the memory
- * mapped through its pool. The last reference unmaps, detaches and puts
- * the dma-buf, from a work item since it may drop in any context.
+ * mapped through its pool. A tx binding's frags hold it directly. The
+ * last reference unmaps, detaches and puts the dma-buf, from a work item
+ * since it may drop in any context; the binding itself is freed after an
+ * RCU grace period, since senders look published ids up under RCU.
  *
  * Locking: rtnl protects installing and removing bindings on queues
  * (rxq->mp_ops/mp_priv, binding->dev, binding->bound_rxqs); the free
- * list has its own lock since buffers come back from any context.
+ * list has its own lock since buffers come back from any context; the
+ * list of tx bindings has its own, since they are freed from a work item.
  */
 #include <linux/dma-buf.h>
 #include <linux/ethtool.h>
@@ -54,36 +59,21 @@ NET_IOV_ASSERT_OFFSET(dma_addr, dma_addr);
 NET_IOV_ASSERT_OFFSET(pp_frag_count, pp_ref_count);
 static_assert(sizeof(struct net_iov) <= 48);
 
-struct net_devmem_dmabuf_binding {
-	struct net_iov_area area;	/* owner of the net_iovs */
-	struct dma_buf *dmabuf;
-	struct dma_buf_attachment *attachment;
-	struct sg_table *sgt;
-	struct device *dma_dev;
-	struct net_device *dev;		/* NULL once the device is gone */
-	struct xarray bound_rxqs;	/* queue index -> rxq */
-	u32 id;				/* 0 until published */
-	struct sock *owner;		/* held; NULL until published */
-	u32 owner_portid;		/* narrows the release walk */
-	refcount_t ref;
-
-	spinlock_t free_lock;		/* protects free_list */
-	struct net_iov *free_list;	/* linked through net_iov::pp */
-
-	struct work_struct free_work;
-};
-
 /* Published bindings by id: the owner's and queue-get's view. */
 static DEFINE_XARRAY_FLAGS(net_devmem_bindings, XA_FLAGS_ALLOC1);
 static u32 net_devmem_next_id;
 /* How many are published: most closing sockets need not look (or lock). */
 static atomic_t net_devmem_published = ATOMIC_INIT(0);
+/* Every tx binding until it is freed, published or not: a device going
+ * away must be forgotten by those still carrying sends too.
+ */
+static LIST_HEAD(net_devmem_tx_bindings);
+static DEFINE_SPINLOCK(net_devmem_tx_lock);
 
-static struct net_devmem_dmabuf_binding *
-net_devmem_binding_of(const struct net_iov *niov)
+static enum dma_data_direction
+net_devmem_dir(const struct net_devmem_dmabuf_binding *binding)
 {
-	return container_of(net_iov_owner(niov),
-			    struct net_devmem_dmabuf_binding, area);
+	return binding->area.tx ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 }
 
 static void net_devmem_free_work(struct work_struct *work)
@@ -91,23 +81,40 @@ static void net_devmem_free_work(struct work_struct *work)
 	struct net_devmem_dmabuf_binding *binding =
 		container_of(work, typeof(*binding), free_work);
 
+	if (binding->area.tx) {
+		spin_lock_bh(&net_devmem_tx_lock);
+		list_del(&binding->tx_node);
+		spin_unlock_bh(&net_devmem_tx_lock);
+	}
 	if (binding->sgt)
 		dma_buf_unmap_attachment_unlocked(binding->attachment,
 						  binding->sgt,
-						  DMA_FROM_DEVICE);
+						  net_devmem_dir(binding));
 	if (binding->attachment)
 		dma_buf_detach(binding->dmabuf, binding->attachment);
 	dma_buf_put(binding->dmabuf);
 	put_device(binding->dma_dev);
 	kvfree(binding->area.niovs);
 	xa_destroy(&binding->bound_rxqs);
-	kfree(binding);
+	kfree_rcu(binding, rcu);
 }
 
-static void net_devmem_binding_put(struct net_devmem_dmabuf_binding *binding)
+void net_devmem_binding_put(struct net_devmem_dmabuf_binding *binding)
 {
 	if (refcount_dec_and_test(&binding->ref))
 		queue_work(system_unbound_wq, &binding->free_work);
+}
+
+struct net_devmem_dmabuf_binding *net_devmem_lookup(u32 id)
+{
+	struct net_devmem_dmabuf_binding *binding;
+
+	rcu_read_lock();
+	binding = xa_load(&net_devmem_bindings, id);
+	if (binding && !refcount_inc_not_zero(&binding->ref))
+		binding = NULL;
+	rcu_read_unlock();
+	return binding;
 }
 
 /* Cut the mapping into net_iovs, in one pass that also threads the free
@@ -159,6 +166,7 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 
 struct net_devmem_dmabuf_binding *
 net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
+		       enum dma_data_direction dir,
 		       struct netlink_ext_ack *extack)
 {
 	struct net_devmem_dmabuf_binding *binding;
@@ -190,10 +198,17 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 	binding->dmabuf = dmabuf;
 	binding->dma_dev = get_device(dma_dev);
 	binding->dev = dev;
+	binding->area.tx = dir == DMA_TO_DEVICE;
 	xa_init(&binding->bound_rxqs);
 	refcount_set(&binding->ref, 1);
 	spin_lock_init(&binding->free_lock);
 	INIT_WORK(&binding->free_work, net_devmem_free_work);
+	INIT_LIST_HEAD(&binding->tx_node);
+	if (binding->area.tx) {
+		spin_lock_bh(&net_devmem_tx_lock);
+		list_add(&binding->tx_node, &net_devmem_tx_bindings);
+		spin_unlock_bh(&net_devmem_tx_lock);
+	}
 
 	binding->attachment = dma_buf_attach(dmabuf, dma_dev);
 	if (IS_ERR(binding->attachment)) {
@@ -203,7 +218,7 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 		goto err_put;
 	}
 	binding->sgt = dma_buf_map_attachment_unlocked(binding->attachment,
-						       DMA_FROM_DEVICE);
+						       dir);
 	if (IS_ERR(binding->sgt)) {
 		err = PTR_ERR(binding->sgt);
 		binding->sgt = NULL;
@@ -352,9 +367,13 @@ static void net_devmem_detach_queues(struct net_devmem_dmabuf_binding *binding,
 void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 {
 	ASSERT_RTNL();
-	if (binding->dev)
+	/* A tx binding keeps its device: what is in flight still goes out
+	 * (and is retransmitted) until it completes.
+	 */
+	if (binding->dev && !binding->area.tx) {
 		net_devmem_detach_queues(binding, true);
-	binding->dev = NULL;
+		binding->dev = NULL;
+	}
 	if (binding->id) {
 		xa_erase(&net_devmem_bindings, binding->id);
 		atomic_dec(&net_devmem_published);
@@ -423,10 +442,20 @@ static void net_devmem_mp_release(struct page_pool *pool, struct page *page)
 
 void net_iov_put(struct net_iov *niov)
 {
+	if (net_iov_owner(niov)->tx) {
+		net_devmem_binding_put(net_devmem_binding_of(niov));
+		return;
+	}
 	if (atomic_long_dec_and_test(&niov->pp_ref_count))
 		page_pool_put_full_page(niov->pp, (struct page *)niov, false);
 }
 EXPORT_SYMBOL_GPL(net_iov_put);
+
+void net_iov_tx_get(struct net_iov *niov)
+{
+	refcount_inc(&net_devmem_binding_of(niov)->ref);
+}
+EXPORT_SYMBOL_GPL(net_iov_tx_get);
 
 u32 net_iov_binding_id(const struct net_iov *niov)
 {
@@ -483,7 +512,8 @@ static int net_devmem_netlink_event(struct notifier_block *nb,
 }
 
 /* The device is going away: its queues and pools are already stopped.
- * The binding stays with its owner, bound to nothing.
+ * The binding stays with its owner, bound to nothing (an rx binding) or
+ * matching no device (a tx binding).
  */
 static int net_devmem_netdevice_event(struct notifier_block *nb,
 				      unsigned long event, void *ptr)
@@ -495,11 +525,19 @@ static int net_devmem_netdevice_event(struct notifier_block *nb,
 	if (event != NETDEV_UNREGISTER)
 		return NOTIFY_DONE;
 	xa_for_each(&net_devmem_bindings, id, binding) {
-		if (binding->dev != dev)
+		if (binding->dev != dev || binding->area.tx)
 			continue;
 		net_devmem_detach_queues(binding, false);
 		binding->dev = NULL;
 	}
+	/* Sends still in flight from a tx binding no longer match any
+	 * device: validate_xmit_skb() drops them.
+	 */
+	spin_lock_bh(&net_devmem_tx_lock);
+	list_for_each_entry(binding, &net_devmem_tx_bindings, tx_node)
+		if (binding->dev == dev)
+			WRITE_ONCE(binding->dev, NULL);
+	spin_unlock_bh(&net_devmem_tx_lock);
 	return NOTIFY_OK;
 }
 

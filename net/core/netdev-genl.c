@@ -88,6 +88,11 @@ static const struct nla_policy netdev_bind_rx_policy[NETDEV_A_DMABUF_FD + 1] = {
 	[NETDEV_A_DMABUF_FD] = { .type = NLA_U32 },
 };
 
+static const struct nla_policy netdev_bind_tx_policy[NETDEV_A_DMABUF_FD + 1] = {
+	[NETDEV_A_DMABUF_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NETDEV_A_DMABUF_FD] = { .type = NLA_U32 },
+};
+
 /* Answer a do request with the one message @fill builds, under rtnl. */
 static int netdev_nl_reply(struct genl_info *info,
 			   int (*fill)(struct sk_buff *rsp,
@@ -433,11 +438,45 @@ static int netdev_nl_bind_queues(struct net_devmem_dmabuf_binding *binding,
 	return 0;
 }
 
+/* Publish a new binding and put its id in the reply; on failure it is
+ * unbound.
+ */
+static int netdev_nl_bind_reply(struct sk_buff *rsp, struct genl_info *info,
+				struct net_devmem_dmabuf_binding *binding)
+{
+	void *hdr;
+	int err;
+
+	/* The sender's socket owns it (its port id may be reused before
+	 * its release is noticed).
+	 */
+	err = net_devmem_publish(binding, info->user_ptr[0],
+				 info->snd_portid);
+	if (err)
+		goto err_unbind;
+
+	err = -EMSGSIZE;
+	hdr = genlmsg_put_reply(rsp, info, &netdev_nl_family, 0,
+				info->genlhdr->cmd);
+	if (!hdr)
+		goto err_unbind;
+	if (nla_put_u32(rsp, NETDEV_A_DMABUF_ID,
+			net_devmem_binding_id(binding))) {
+		genlmsg_cancel(rsp, hdr);
+		goto err_unbind;
+	}
+	genlmsg_end(rsp, hdr);
+	return 0;
+
+err_unbind:
+	net_devmem_unbind_dmabuf(binding);
+	return err;
+}
+
 static int netdev_nl_bind_rx_one(struct sk_buff *rsp, struct genl_info *info)
 {
 	struct net_devmem_dmabuf_binding *binding;
 	struct net_device *dev;
-	void *hdr;
 	int err;
 
 	dev = netdev_nl_dev(genl_info_net(info),
@@ -457,36 +496,48 @@ static int netdev_nl_bind_rx_one(struct sk_buff *rsp, struct genl_info *info)
 
 	binding = net_devmem_bind_dmabuf(dev,
 					 nla_get_u32(info->attrs[NETDEV_A_DMABUF_FD]),
-					 info->extack);
+					 DMA_FROM_DEVICE, info->extack);
 	if (IS_ERR(binding))
 		return PTR_ERR(binding);
 	err = netdev_nl_bind_queues(binding, info);
-	if (err)
-		goto err_unbind;
-	/* The sender's socket owns it (its port id may be reused before
-	 * its release is noticed).
-	 */
-	err = net_devmem_publish(binding, info->user_ptr[0],
-				 info->snd_portid);
-	if (err)
-		goto err_unbind;
-
-	err = -EMSGSIZE;
-	hdr = genlmsg_put_reply(rsp, info, &netdev_nl_family, 0,
-				NETDEV_CMD_BIND_RX);
-	if (!hdr)
-		goto err_unbind;
-	if (nla_put_u32(rsp, NETDEV_A_DMABUF_ID,
-			net_devmem_binding_id(binding))) {
-		genlmsg_cancel(rsp, hdr);
-		goto err_unbind;
+	if (err) {
+		net_devmem_unbind_dmabuf(binding);
+		return err;
 	}
-	genlmsg_end(rsp, hdr);
-	return 0;
+	return netdev_nl_bind_reply(rsp, info, binding);
+}
 
-err_unbind:
-	net_devmem_unbind_dmabuf(binding);
-	return err;
+static int netdev_nl_bind_tx_one(struct sk_buff *rsp, struct genl_info *info)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	struct net_device *dev;
+
+	dev = netdev_nl_dev(genl_info_net(info),
+			    info->attrs[NETDEV_A_DMABUF_IFINDEX], info->extack);
+	if (!dev)
+		return -ENODEV;
+	if (!dev->netmem_tx) {
+		NL_SET_ERR_MSG(info->extack,
+			       "Driver does not support netmem TX");
+		return -EOPNOTSUPP;
+	}
+	binding = net_devmem_bind_dmabuf(dev,
+					 nla_get_u32(info->attrs[NETDEV_A_DMABUF_FD]),
+					 DMA_TO_DEVICE, info->extack);
+	if (IS_ERR(binding))
+		return PTR_ERR(binding);
+	return netdev_nl_bind_reply(rsp, info, binding);
+}
+
+static int netdev_nl_bind_tx_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_IFINDEX,
+			      "ifindex is required") ||
+	    NETDEV_NL_MISSING(info, NETDEV_A_DMABUF_FD,
+			      "dma-buf fd is required"))
+		return -EINVAL;
+	info->user_ptr[0] = NETLINK_CB(skb).sk;
+	return netdev_nl_reply(info, netdev_nl_bind_tx_one);
 }
 
 static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
@@ -531,6 +582,15 @@ static const struct genl_ops netdev_nl_ops[] = {
 		.maxattr = NETDEV_A_DMABUF_FD,
 		/* CAP_NET_ADMIN, checked before the policy, as mainline */
 		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		/* no capability needed, as mainline: the caller sends
+		 * only from a dma-buf it holds, through its own sockets
+		 */
+		.cmd = NETDEV_CMD_BIND_TX,
+		.doit = netdev_nl_bind_tx_doit,
+		.policy = netdev_bind_tx_policy,
+		.maxattr = NETDEV_A_DMABUF_FD,
 	},
 };
 
