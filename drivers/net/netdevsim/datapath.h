@@ -137,10 +137,14 @@ struct nsim_wire_cb {
 
 /* One wire packet as the receiving NIC's DMA engine reads it: @hdr_len
  * bytes from @hdr, then the rest of the @len bytes from @skb at @off.
- * A packet sent whole has hdr_len 0 and off 0.
+ * A packet sent whole has hdr_len 0 and off 0. Payload in device memory
+ * is read through bus addresses translated for @dma_dev: both ports of a
+ * link are direct-DMA devices of one bus, where a bus address means the
+ * same to each.
  */
 struct nsim_wpkt {
 	struct sk_buff *skb;
+	struct device *dma_dev;		/* reads device memory (net_iovs) */
 	unsigned int len;
 	unsigned int off;
 	unsigned int hdr_len;
@@ -172,6 +176,8 @@ struct nsim_dp {
 	atomic64_t tx_errors;		/* could not segment or checksum */
 	atomic64_t tx_tso_skbs;		/* GSO skbs the TSO engine cut up */
 	atomic64_t tx_sw_gso_skbs;	/* GSO skbs segmented in software */
+	atomic64_t tx_devmem_packets;	/* wire packets with device memory */
+	atomic64_t tx_devmem_bytes;	/* payload read from device memory */
 	atomic64_t rx_length_errors;	/* runt, or longer than the MTU */
 	atomic64_t rx_filtered;		/* n-tuple rule with action drop */
 	struct dentry *ddir;

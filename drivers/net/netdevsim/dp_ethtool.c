@@ -17,6 +17,8 @@ static const char nsim_dev_stat_names[][ETH_GSTRING_LEN] = {
 	"tx_errors",
 	"tx_tso_skbs",
 	"tx_sw_gso_skbs",
+	"tx_devmem_packets",
+	"tx_devmem_bytes",
 	"rx_length_errors",
 	"rx_filtered",
 };
@@ -77,6 +79,8 @@ void nsim_dp_get_ethtool_stats(struct net_device *dev,
 	*data++ = atomic64_read(&ns->dp.tx_errors);
 	*data++ = atomic64_read(&ns->dp.tx_tso_skbs);
 	*data++ = atomic64_read(&ns->dp.tx_sw_gso_skbs);
+	*data++ = atomic64_read(&ns->dp.tx_devmem_packets);
+	*data++ = atomic64_read(&ns->dp.tx_devmem_bytes);
 	*data++ = atomic64_read(&ns->dp.rx_length_errors);
 	*data++ = atomic64_read(&ns->dp.rx_filtered);
 	for (q = 0; q < dev->real_num_rx_queues; q++) {

@@ -323,6 +323,7 @@ static int nsim_rq_poll(struct napi_struct *napi, int budget)
 	bool last;
 
 	__skb_queue_head_init(&batch);
+	wp.dma_dev = nsim_dma_dev(rq->ns);
 	spin_lock(&rq->backlog.lock);
 	while (taken < budget && (wskb = __skb_dequeue(&rq->backlog))) {
 		n = nsim_wire_pending(wskb);
@@ -695,6 +696,8 @@ int nsim_dp_init(struct netdevsim *ns)
 	}
 	ns->dp.ring_size = NSIM_RING_DEFAULT;
 	dev->queue_mgmt_ops = &nsim_queue_mgmt_ops;
+	/* the wire reads net_iov frags by DMA address (wire.c) */
+	dev->netmem_tx = true;
 	return 0;
 }
 

@@ -15,7 +15,15 @@
  * straight from the skb (nsim_wire_next). No skb is built per segment;
  * other GSO types (and headers the engine does not know) go through
  * software GSO instead.
+ *
+ * The port transmits device memory (dev->netmem_tx): an skb whose frags
+ * are net_iovs of a tx binding. Nothing may map those; the engine reads
+ * them by DMA address, as it would any frag (nsim_wire_read). Such an skb
+ * always goes through the engine, even as a single segment, since only
+ * the engine can sum a payload that the CPU may not read.
  */
+#include <linux/dma-direct.h>
+#include <linux/highmem.h>
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -113,9 +121,12 @@ static void nsim_wire_drop(atomic64_t *counter, struct sk_buff *skb)
 #define NSIM_TSO_TYPES	(SKB_GSO_TCPV4 | SKB_GSO_TCPV6 | SKB_GSO_TCP_ECN | \
 			 SKB_GSO_TCP_FIXEDID)
 
-/* Set the TSO engine up for @skb; 0 when it cannot take the skb. */
+/* Set the TSO engine up for @skb, cutting @mss bytes of payload per
+ * segment; 0 when it cannot take the skb.
+ */
 static unsigned int nsim_tso_prepare(struct sk_buff *skb,
-				     const struct nsim_pkt_info *pi)
+				     const struct nsim_pkt_info *pi,
+				     unsigned int mss)
 {
 	struct skb_shared_info *shinfo = skb_shinfo(skb);
 	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
@@ -123,14 +134,15 @@ static unsigned int nsim_tso_prepare(struct sk_buff *skb,
 
 	if (shinfo->gso_type & ~NSIM_TSO_TYPES ||
 	    pi->l4proto != IPPROTO_TCP || pi->hdr_len > NSIM_TSO_HDR_MAX ||
-	    !shinfo->gso_size || skb->len <= pi->hdr_len)
+	    pi->hdr_len > skb_headlen(skb) ||
+	    !mss || mss > U16_MAX || skb->len <= pi->hdr_len)
 		return 0;
-	nsegs = DIV_ROUND_UP(skb->len - pi->hdr_len, shinfo->gso_size);
+	nsegs = DIV_ROUND_UP(skb->len - pi->hdr_len, mss);
 	if (nsegs > U16_MAX)
 		return 0;
 	cb->l3 = pi->l3;
 	cb->l4_off = pi->l4_off;
-	cb->mss = shinfo->gso_size;
+	cb->mss = mss;
 	cb->seg_next = 0;
 	cb->seg_end = nsegs;
 	return nsegs;
@@ -147,6 +159,78 @@ unsigned int nsim_wire_pending(const struct sk_buff *skb)
 	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
 
 	return cb->mss ? cb->seg_end - cb->seg_next : 1;
+}
+
+/* The sending NIC's DMA engine reading @len bytes of @wp's skb from
+ * @off, either to @to or into the running sum @csum. The headers (the
+ * linear part) and page frags are host memory; a net_iov frag is device
+ * memory, read by its DMA address.
+ */
+static void nsim_wire_read(const struct nsim_wpkt *wp, unsigned int off,
+			   void *to, unsigned int len, __wsum *csum)
+{
+	const struct sk_buff *skb = wp->skb;
+	unsigned int hl = skb_headlen(skb), pos = 0, fl, n, k, in_page;
+	const skb_frag_t *frag;
+	struct net_iov *niov;
+	phys_addr_t phys;
+	void *va;
+	int i;
+
+	if (skb_frags_readable(skb)) {
+		if (to)
+			WARN_ON_ONCE(skb_copy_bits(skb, off, to, len));
+		else
+			*csum = skb_checksum(skb, off, len, *csum);
+		return;
+	}
+	if (off < hl) {
+		n = min(len, hl - off);
+		if (to)
+			memcpy(to, skb->data + off, n);
+		else
+			*csum = csum_partial(skb->data + off, n, *csum);
+		pos = n;
+		len -= n;
+		off = 0;
+	} else {
+		off -= hl;
+	}
+	for (i = 0; len && i < skb_shinfo(skb)->nr_frags; i++) {
+		frag = &skb_shinfo(skb)->frags[i];
+		fl = skb_frag_size(frag);
+		if (off >= fl) {
+			off -= fl;
+			continue;
+		}
+		niov = skb_frag_net_iov(frag);
+		if (niov)
+			phys = dma_to_phys(wp->dma_dev, niov->dma_addr +
+					   skb_frag_off(frag) + off);
+		else
+			phys = page_to_phys(skb_frag_page(frag)) +
+			       skb_frag_off(frag) + off;
+		n = min(len, fl - off);
+		len -= n;
+		off = 0;
+		while (n) {
+			in_page = offset_in_page(phys);
+			k = min_t(unsigned int, n, PAGE_SIZE - in_page);
+			va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
+			if (to)
+				memcpy(to + pos, va + in_page, k);
+			else
+				*csum = csum_block_add(*csum,
+						       csum_partial(va + in_page, k, 0),
+						       pos);
+			kunmap_local(va);
+			phys += k;
+			pos += k;
+			n -= k;
+		}
+	}
+	/* Within the skb by construction. */
+	WARN_ON_ONCE(len);
 }
 
 /* Fix up the header template in @wp for segment @i of @skb. */
@@ -181,7 +265,8 @@ static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i,
 		th->psh = 0;
 	}
 	th->check = 0;
-	csum = skb_checksum(wp->skb, wp->off, plen, 0);
+	csum = 0;
+	nsim_wire_read(wp, wp->off, NULL, plen, &csum);
 	csum = csum_partial(th, cb->hdr_len - cb->l4_off, csum);
 	if (cb->l3 == 4) {
 		const struct iphdr *iph = (struct iphdr *)(wp->hdr + ETH_HLEN);
@@ -247,10 +332,22 @@ void nsim_wpkt_copy(const struct nsim_wpkt *wp, unsigned int pos, void *to,
 		pos += n;
 		len -= n;
 	}
-	/* Within the skb by construction: cannot fail. */
 	if (len)
-		WARN_ON_ONCE(skb_copy_bits(wp->skb, wp->off + pos - wp->hdr_len,
-					   to, len));
+		nsim_wire_read(wp, wp->off + pos - wp->hdr_len, to, len, NULL);
+}
+
+static void nsim_count_devmem(struct netdevsim *ns, const struct sk_buff *skb,
+			      unsigned int npkts)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	u64 bytes = 0;
+	int i;
+
+	for (i = 0; i < shinfo->nr_frags; i++)
+		if (skb_frag_is_net_iov(&shinfo->frags[i]))
+			bytes += skb_frag_size(&shinfo->frags[i]);
+	atomic64_add(npkts, &ns->dp.tx_devmem_packets);
+	atomic64_add(bytes, &ns->dp.tx_devmem_bytes);
 }
 
 /* Send @skb from @ns to @peer: one wire packet, or a GSO skb the TSO
@@ -272,11 +369,19 @@ static bool nsim_wire_send(struct netdevsim *ns, struct netdevsim *peer,
 	}
 	cb->mss = 0;
 	if (tso) {
-		npkts = nsim_tso_prepare(skb, &pi);
+		npkts = nsim_tso_prepare(skb, &pi, skb_shinfo(skb)->gso_size);
 		if (!npkts)
 			return false;
 		atomic64_inc(&ns->dp.tx_tso_skbs);
 		wire_len = pi.hdr_len + cb->mss;
+	} else if (!skb_frags_readable(skb)) {
+		/* one segment, summed by the engine */
+		npkts = nsim_tso_prepare(skb, &pi, skb->len - pi.hdr_len);
+		if (!npkts) {
+			nsim_wire_drop(&ns->dp.tx_errors, skb);
+			return true;
+		}
+		wire_len = skb->len;
 	} else {
 		if (skb->ip_summed == CHECKSUM_PARTIAL &&
 		    skb_checksum_help(skb)) {
@@ -287,6 +392,8 @@ static bool nsim_wire_send(struct netdevsim *ns, struct netdevsim *peer,
 	}
 	atomic64_add(npkts, &ns->dp.tx_packets);
 	atomic64_add(skb->len + (npkts - 1) * pi.hdr_len, &ns->dp.tx_bytes);
+	if (!skb_frags_readable(skb))
+		nsim_count_devmem(ns, skb, npkts);
 
 	/* The receiving MAC refuses frames longer than its MTU allows. */
 	if (wire_len > READ_ONCE(peer->netdev->mtu) + ETH_HLEN + VLAN_HLEN) {
