@@ -20,6 +20,7 @@
  * Needs CAP_NET_ADMIN, /dev/udmabuf, and an OUT_IFNAME that can send
  * from device memory.
  */
+#include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,24 +80,30 @@ static int reap(struct devmem_sender *snd, struct devmem_recycler *rc,
 }
 
 /* Send @nr spans (maybe none) from the dma-buf, all of their bytes. */
-static int send_spans(struct devmem_sender *snd, const struct devmem_span *spans,
-		      size_t nr)
+static int send_spans(struct devmem_sender *snd, struct devmem_recycler *rc,
+		      struct devmem_span *spans, size_t nr)
 {
-	uint64_t want = 0;
 	ssize_t n;
-	size_t i;
 
-	if (!nr)
-		return 0;
-	for (i = 0; i < nr; i++)
-		want += spans[i].len;
-	/* fewer bytes than asked: a later sendmsg() failed (there are no
-	 * signal handlers here to cut one short)
-	 */
-	n = devmem_send(snd, spans, nr, MSG_NOSIGNAL);
-	if (n < 0 || (uint64_t)n != want) {
-		fprintf(stderr, "send: %s\n", n < 0 ? devmem_last_error() : "short");
-		return -1;
+	while (nr) {
+		n = devmem_send(snd, spans, nr, MSG_NOSIGNAL);
+		if (n == -ENOBUFS) {
+			/* too many sends await their reports: reap some */
+			if (reap(snd, rc, -1) < 0)
+				return -1;
+			continue;
+		}
+		if (n < 0) {
+			fprintf(stderr, "send: %s\n", devmem_last_error());
+			return -1;
+		}
+		/* fewer bytes when a later sendmsg() failed: send the rest */
+		for (; nr && (uint64_t)n >= spans->len; spans++, nr--)
+			n -= spans->len;
+		if (nr) {
+			spans->offset += n;
+			spans->len -= n;
+		}
 	}
 	return 0;
 }
@@ -114,7 +121,7 @@ static int forward(int out, struct devmem_sender *snd,
 		if (s->type == DEVMEM_SEG_DMABUF) {
 			if (fifo_head - fifo_tail == MAX_FRAGS) {
 				/* full: send what is queued, wait for the oldest */
-				if (send_spans(snd, spans, nr) < 0 ||
+				if (send_spans(snd, rc, spans, nr) < 0 ||
 				    reap(snd, rc, -1) < 0)
 					return -1;
 				nr = 0;
@@ -123,14 +130,14 @@ static int forward(int out, struct devmem_sender *snd,
 			spans[nr].offset = s->frag.offset;
 			spans[nr++].len = s->len;
 			if (nr == MAX_SPANS) {
-				if (send_spans(snd, spans, nr) < 0)
+				if (send_spans(snd, rc, spans, nr) < 0)
 					return -1;
 				nr = 0;
 			}
 			continue;
 		}
 		/* host bytes: after the fragments before them */
-		if (send_spans(snd, spans, nr) < 0)
+		if (send_spans(snd, rc, spans, nr) < 0)
 			return -1;
 		nr = 0;
 		if (send(out, s->host, s->len, MSG_NOSIGNAL) != (ssize_t)s->len) {
@@ -138,7 +145,7 @@ static int forward(int out, struct devmem_sender *snd,
 			return -1;
 		}
 	}
-	return send_spans(snd, spans, nr);
+	return send_spans(snd, rc, spans, nr);
 }
 
 static int run(int in, int out, const struct devmem_binding *rxb,
