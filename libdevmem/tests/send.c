@@ -194,6 +194,14 @@ static void rig_close(struct rig *r)
 		}							\
 	} while (0)
 
+/* Queue a report for ids @lo to @hi and reap, without waiting. */
+static ssize_t reap_after(struct rig *r, uint32_t lo, uint32_t hi,
+			  struct devmem_span *done, size_t max)
+{
+	report(&r->t, lo, hi);
+	return devmem_sender_reap(r->s, done, max, 0);
+}
+
 static int same_spans(const struct devmem_span *a, const struct devmem_span *b,
 		      size_t n)
 {
@@ -232,8 +240,7 @@ static int test_cmsg_iov(void)
 
 	/* nothing reported: nothing reaped, without waiting */
 	CHECK_EQ(devmem_sender_reap(r.s, done, 4, 0), 0);
-	report(&r.t, 0, 0);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 4, 0), 3);
+	CHECK_EQ(reap_after(&r, 0, 0, done, 4), 3);
 	CHECK(same_spans(done, spans, 3));
 	CHECK_EQ(devmem_sender_pending(r.s), 0);
 	CHECK_EQ(devmem_last_error()[0], '\0');
@@ -263,11 +270,9 @@ static int test_iov_max(void)
 	CHECK_EQ(r.t.calls[1].first_off, 1024 * 8192);
 	CHECK_EQ(r.t.calls[2].last_off, 2499 * 8192);
 	/* the first two sends reported: their spans alone */
-	report(&r.t, 0, 1);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 2500, 0), 2048);
+	CHECK_EQ(reap_after(&r, 0, 1, done, 2500), 2048);
 	CHECK(same_spans(done, spans, 2048));
-	report(&r.t, 2, 2);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 2500, 0), 452);
+	CHECK_EQ(reap_after(&r, 2, 2, done, 2500), 452);
 	CHECK(same_spans(done, spans + 2048, 452));
 	CHECK_EQ(devmem_sender_pending(r.s), 0);
 	rig_close(&r);
@@ -291,8 +296,7 @@ static int test_byte_split(void)
 	CHECK_EQ(r.t.calls[3].niov, 2);
 	CHECK_EQ(r.t.calls[3].first_off, 4096 + 3 * GIB);
 	CHECK_EQ(r.t.calls[3].bytes, 15);
-	report(&r.t, 0, 3);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 5);
+	CHECK_EQ(reap_after(&r, 0, 3, done, 8), 5);
 	CHECK_EQ(done[0].offset, 4096);
 	CHECK_EQ(done[0].len, GIB);
 	CHECK_EQ(done[2].offset, 4096 + 2 * GIB);
@@ -339,8 +343,7 @@ static int test_in_order(void)
 	}
 	CHECK_EQ(devmem_sender_pending(r.s), 0);
 	/* every id was ours once: a repeat is not pending */
-	report(&r.t, 4, 4);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), -EPROTO);
+	CHECK_EQ(reap_after(&r, 4, 4, done, 8), -EPROTO);
 	CHECK_EQ(strcmp(devmem_last_error(), "a completion report for sends 4 to 4, with none awaiting one"), 0);
 	rig_close(&r);
 	return T_PASS;
@@ -355,22 +358,18 @@ static int test_out_of_order(void)
 	RIG(&r);
 	CHECK_EQ(five_sends(&r), T_PASS);
 	report(&r.t, 3, 3);
-	report(&r.t, 1, 1);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 2);
+	CHECK_EQ(reap_after(&r, 1, 1, done, 8), 2);
 	CHECK_EQ(done[0].offset, 1000);
 	CHECK_EQ(done[1].offset, 3000);
 	CHECK_EQ(devmem_sender_pending(r.s), 100 + 102 + 104);
 	/* the gaps stay pending; a repeat of a reported one is refused */
-	report(&r.t, 1, 1);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), -EPROTO);
+	CHECK_EQ(reap_after(&r, 1, 1, done, 8), -EPROTO);
 	CHECK_EQ(strcmp(devmem_last_error(), "a completion report for sends 1 to 1: send 1 was reported before (awaiting: 0 to 4)"), 0);
 	report(&r.t, 4, 4);
-	report(&r.t, 0, 0);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 2);
+	CHECK_EQ(reap_after(&r, 0, 0, done, 8), 2);
 	CHECK_EQ(done[0].offset, 0);
 	CHECK_EQ(done[1].offset, 4000);
-	report(&r.t, 2, 2);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 1);
+	CHECK_EQ(reap_after(&r, 2, 2, done, 8), 1);
 	CHECK_EQ(done[0].offset, 2000);
 	CHECK_EQ(devmem_sender_pending(r.s), 0);
 	rig_close(&r);
@@ -386,13 +385,11 @@ static int test_ranged(void)
 
 	RIG(&r);
 	CHECK_EQ(five_sends(&r), T_PASS);
-	report(&r.t, 1, 5);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), -EPROTO);
+	CHECK_EQ(reap_after(&r, 1, 5, done, 8), -EPROTO);
 	CHECK_EQ(strcmp(devmem_last_error(), "a completion report for sends 1 to 5: send 5 is not ours (awaiting: 0 to 4)"), 0);
 	/* nothing of the refused report counted */
 	CHECK_EQ(devmem_sender_pending(r.s), 510);
-	report(&r.t, 0, 4);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 5);
+	CHECK_EQ(reap_after(&r, 0, 4, done, 8), 5);
 	for (i = 0; i < 5; i++)
 		CHECK_EQ(done[i].offset, 1000 * i);
 	CHECK_EQ(devmem_sender_pending(r.s), 0);
@@ -409,23 +406,19 @@ static int test_wrap(void)
 	RIG(&r);
 	devmem_sender_set_next_id(r.s, 0xfffffffe);
 	CHECK_EQ(five_sends(&r), T_PASS);
-	report(&r.t, 0xffffffff, 0);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 2);
+	CHECK_EQ(reap_after(&r, 0xffffffff, 0, done, 8), 2);
 	CHECK_EQ(done[0].offset, 1000);
 	CHECK_EQ(done[1].offset, 2000);
-	report(&r.t, 0xfffffffe, 2);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), -EPROTO);
+	CHECK_EQ(reap_after(&r, 0xfffffffe, 2, done, 8), -EPROTO);
 	CHECK_EQ(strcmp(devmem_last_error(), "a completion report for sends 4294967294 to 2: send 4294967295 was reported before (awaiting: 4294967294 to 2)"), 0);
 	report(&r.t, 0xfffffffe, 0xfffffffe);
-	report(&r.t, 1, 2);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 3);
+	CHECK_EQ(reap_after(&r, 1, 2, done, 8), 3);
 	CHECK_EQ(done[0].offset, 0);
 	CHECK_EQ(done[1].offset, 3000);
 	CHECK_EQ(done[2].offset, 4000);
 	/* the next send is id 3 */
 	CHECK_EQ(five_sends(&r), T_PASS);
-	report(&r.t, 3, 7);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), 5);
+	CHECK_EQ(reap_after(&r, 3, 7, done, 8), 5);
 	CHECK_EQ(devmem_sender_pending(r.s), 0);
 	rig_close(&r);
 	return T_PASS;
@@ -438,12 +431,10 @@ static int test_bad_reports(void)
 	struct rig r;
 
 	RIG(&r);
-	report(&r.t, 0, 0);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), -EPROTO);
+	CHECK_EQ(reap_after(&r, 0, 0, done, 8), -EPROTO);
 	CHECK_EQ(strcmp(devmem_last_error(), "a completion report for sends 0 to 0, with none awaiting one"), 0);
 	CHECK_EQ(five_sends(&r), T_PASS);
-	report(&r.t, 9, 9);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 8, 0), -EPROTO);
+	CHECK_EQ(reap_after(&r, 9, 9, done, 8), -EPROTO);
 	CHECK_EQ(strcmp(devmem_last_error(), "a completion report for sends 9 to 9: send 9 is not ours (awaiting: 0 to 4)"), 0);
 	/* an ICMP error, a zerocopy report with an errno, a cut one */
 	report(&r.t, 0, 0);
@@ -524,14 +515,12 @@ static int test_partial(void)
 	spans[1].offset += 5000 - 4096;
 	spans[1].len -= 5000 - 4096;
 	CHECK_EQ(devmem_send(r.s, spans + 1, 1, 0), 3192);
-	report(&r.t, 0, 0);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 4, 0), 2);
+	CHECK_EQ(reap_after(&r, 0, 0, done, 4), 2);
 	CHECK_EQ(done[0].offset, 0);
 	CHECK_EQ(done[0].len, 4096);
 	CHECK_EQ(done[1].offset, 8192);
 	CHECK_EQ(done[1].len, 5000 - 4096);
-	report(&r.t, 1, 1);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 4, 0), 1);
+	CHECK_EQ(reap_after(&r, 1, 1, done, 4), 1);
 	CHECK_EQ(done[0].offset, 8192 + 5000 - 4096);
 	CHECK_EQ(done[0].len, 3192);
 	CHECK_EQ(devmem_sender_pending(r.s), 0);
@@ -543,8 +532,7 @@ static int test_partial(void)
 	r.t.limit = 100;
 	CHECK_EQ(devmem_send(r.s, many, 2000, 0), 100);
 	CHECK_EQ(r.t.nr_calls, 1);
-	report(&r.t, 2, 2);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 4, 0), 1);
+	CHECK_EQ(reap_after(&r, 2, 2, done, 4), 1);
 	CHECK_EQ(done[0].offset, 0);
 	CHECK_EQ(done[0].len, 100);
 	rig_close(&r);
@@ -591,8 +579,7 @@ static int test_refused(void)
 		 r.cfd);
 	CHECK_EQ(strcmp(devmem_last_error(), want), 0);
 	/* the one send that went out is id 0 */
-	report(&r.t, 0, 0);
-	CHECK_EQ(devmem_sender_reap(r.s, done, 4, 0), 4);
+	CHECK_EQ(reap_after(&r, 0, 0, done, 4), 4);
 	CHECK_EQ(devmem_sender_pending(r.s), 1020 * 1000);
 	rig_close(&r);
 	return T_PASS;
