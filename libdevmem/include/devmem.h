@@ -428,13 +428,14 @@ size_t devmem_binding_buffers(const struct devmem_binding *b);
 
 /*
  * Bind dma-buf @dmabuf_fd for sending through device @ifindex (netdev
- * bind-tx; needs CAP_NET_ADMIN). As with rx, the binding owns its netlink
+ * bind-tx; no capability needed). As with rx, the binding owns its netlink
  * socket and lives as long as that socket is open; sends still in flight
  * when it is freed keep the memory until they complete. Returns 0 and
  * stores the binding in *@bp, or -errno with a reason: -EINVAL (NULL @bp,
  * @ifindex not positive) and -EBADF (negative fd) before anything is
  * sent; otherwise the kernel's errno (-ENODEV, -EOPNOTSUPP for a device
- * that cannot send from device memory, -EPERM, ...); -ENOENT (no netdev
+ * that cannot send from device memory, -EBADF for a fd that is no
+ * dma-buf, ...); -ENOENT (no netdev
  * family); -EPROTO (a reply without the binding's id); -ENOMEM; socket
  * errors. Since 1.1.
  */

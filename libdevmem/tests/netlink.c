@@ -4,8 +4,8 @@
  * argument errors (made before any system call: checked under seccomp
  * strict mode), device names and indexes, queue and page-pool dumps
  * (every kernel with the family shows lo's rx and tx queue 0), and
- * bind-rx refused with the kernel's exact errno and extack text. Nothing
- * here can bind: lo cannot take device memory.
+ * bind-rx and bind-tx refused with the kernel's exact errno and extack
+ * text. Nothing here can bind: lo cannot take device memory.
  *
  * Skips without the netdev family; the bind-rx cases skip without
  * CAP_NET_ADMIN, and on kernels whose answers are not recorded below.
@@ -33,6 +33,12 @@ struct answers {
 	const char *bind_lo_text;
 	int bind_perm;			/* bind-rx without CAP_NET_ADMIN */
 	const char *bind_perm_text;
+	int bind_tx_nodev;		/* bind-tx, ifindex of no device */
+	const char *bind_tx_nodev_text;
+	int bind_tx_lo;			/* bind-tx on lo, any fd, with or
+					 * without CAP_NET_ADMIN
+					 */
+	const char *bind_tx_lo_text;
 	int dump_nodev;			/* queue dump of no device */
 	const char *dump_nodev_text;
 };
@@ -54,6 +60,14 @@ static const struct answers mainline = {
 	/* bind-rx is GENL_ADMIN_PERM: genetlink refuses, no message */
 	.bind_perm = -EPERM,
 	.bind_perm_text = "Operation not permitted",
+	/* netdev_nl_bind_tx_doit(): as bind-rx, no device is -ENODEV */
+	.bind_tx_nodev = -ENODEV,
+	.bind_tx_nodev_text = "No such device",
+	/* netdev_nl_bind_tx_doit(): lo has no netmem_tx; bind-tx needs no
+	 * capability
+	 */
+	.bind_tx_lo = -EOPNOTSUPP,
+	.bind_tx_lo_text = "Driver does not support netmem TX",
 	/* netdev_nl_queue_get_dumpit(): no device: -ENODEV in the dump's
 	 * NLMSG_DONE, no message
 	 */
@@ -75,6 +89,14 @@ static const struct answers ours = {
 	/* bind-rx is GENL_ADMIN_PERM, as in mainline */
 	.bind_perm = -EPERM,
 	.bind_perm_text = "Operation not permitted",
+	/* netdev_nl_bind_tx_one(): netdev_nl_dev() */
+	.bind_tx_nodev = -ENODEV,
+	.bind_tx_nodev_text = "no network device with this ifindex",
+	/* netdev_nl_bind_tx_one(): lo has no netmem_tx, checked before the
+	 * fd; no capability needed, as in mainline
+	 */
+	.bind_tx_lo = -EOPNOTSUPP,
+	.bind_tx_lo_text = "Driver does not support netmem TX",
 	/* netdev_nl_queue_get_dumpit() through netdev_nl_dev() */
 	.dump_nodev = -ENODEV,
 	.dump_nodev_text = "no network device with this ifindex",
@@ -126,6 +148,12 @@ static int bad_args(void)
 	CHECK_EQ(devmem_binding_new_rx(&b, 1, &queue, 1, -1), -EBADF);
 	CHECK(!strcmp(devmem_last_error(), "dma-buf fd -1"));
 	CHECK_EQ(devmem_binding_new_rx(&b, 1, &queue, (size_t)-1, 0), -EINVAL);
+	CHECK_EQ(devmem_binding_new_tx(NULL, 1, 0), -EINVAL);
+	CHECK(!strcmp(devmem_last_error(), "no place for the result"));
+	CHECK_EQ(devmem_binding_new_tx(&b, 0, 0), -EINVAL);
+	CHECK(!strcmp(devmem_last_error(), "ifindex 0 is not a device index"));
+	CHECK_EQ(devmem_binding_new_tx(&b, 1, -1), -EBADF);
+	CHECK(!strcmp(devmem_last_error(), "dma-buf fd -1"));
 	CHECK(b == NULL);
 
 	CHECK_EQ(devmem_queue_dump(NULL, 0), -EINVAL);
@@ -345,6 +373,11 @@ static int test_bind_refused(void)
 	/* (c) lo, and a queue it does not have */
 	CHECK_EQ(refused(devmem_binding_new_rx(&b, lo, &bad_queue, 1, mem),
 			 a->bind_lo, a->bind_lo_text), T_PASS);
+	/* bind-tx: no such device; lo, which cannot send device memory */
+	CHECK_EQ(refused(devmem_binding_new_tx(&b, unused_ifindex(), null),
+			 a->bind_tx_nodev, a->bind_tx_nodev_text), T_PASS);
+	CHECK_EQ(refused(devmem_binding_new_tx(&b, lo, mem),
+			 a->bind_tx_lo, a->bind_tx_lo_text), T_PASS);
 	CHECK(b == NULL);
 	/* every refusal closed its socket */
 	CHECK_EQ(open_fds(), fds);
@@ -365,6 +398,9 @@ static int bind_unprivileged(void)
 	CHECK_EQ(refused(devmem_binding_new_rx(&b, (int)if_nametoindex("lo"), &queue,
 					1, 0),
 			 a->bind_perm, a->bind_perm_text), T_PASS);
+	/* bind-tx is not GENL_ADMIN_PERM: the device's answer */
+	CHECK_EQ(refused(devmem_binding_new_tx(&b, (int)if_nametoindex("lo"), 0),
+			 a->bind_tx_lo, a->bind_tx_lo_text), T_PASS);
 	CHECK(b == NULL);
 	return T_PASS;
 }
