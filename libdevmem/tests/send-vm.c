@@ -30,12 +30,11 @@
  */
 #include "vm-stream.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <linux/dma-buf.h>
+
+#include "tcp.h"
 
 #define PAGE		4096U
 #define CHUNK		(1U << 20)
@@ -176,42 +175,6 @@ static int stream(struct tx *t)
 	return T_PASS;
 }
 
-static int tcp_connect(const char *addr, const char *port)
-{
-	struct addrinfo hints = {
-		.ai_socktype = SOCK_STREAM,
-		.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
-	};
-	struct timespec pause = { .tv_nsec = 50000000 };
-	struct addrinfo *ai;
-	int fd, tries, err;
-
-	err = getaddrinfo(addr, port, &hints, &ai);
-	if (err) {
-		fprintf(stderr, "%s: %s port %s: %s\n", vm_prog, addr, port,
-			gai_strerror(err));
-		return -1;
-	}
-	for (tries = 0; tries < CONNECT_S * 20; tries++) {
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			break;
-		if (!connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-			freeaddrinfo(ai);
-			return fd;
-		}
-		err = errno;
-		close(fd);
-		if (err != ECONNREFUSED)
-			break;
-		nanosleep(&pause, NULL);
-	}
-	fprintf(stderr, "%s: connect to %s port %s: %s\n", vm_prog, addr,
-		port, strerror(errno));
-	freeaddrinfo(ai);
-	return -1;
-}
-
 /* The receiver has everything: it closes once we shut our side. */
 static int finish(int fd)
 {
@@ -256,9 +219,12 @@ static int run(struct tx *t, const char *ifname, const char *addr,
 	printf("bound id=%u ifindex=%d buffers=%zu\n", devmem_binding_id(b),
 	       ifindex, devmem_binding_buffers(b));
 
-	fd = tcp_connect(addr, port);
-	if (fd < 0)
+	fd = tcp_connect(addr, port, CONNECT_S);
+	if (fd < 0) {
+		fprintf(stderr, "%s: connect to %s port %s: %s\n", vm_prog,
+			addr, port, strerror(-fd));
 		goto out;
+	}
 	err = devmem_sender_new(&t->s, fd, b);
 	if (err) {
 		fprintf(stderr, "%s: devmem_sender_new: %s\n", vm_prog,
