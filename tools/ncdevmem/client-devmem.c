@@ -39,8 +39,8 @@ struct dmclient {
 	size_t size;
 	int fd;
 
-	uint64_t head, tail;		/* stream bytes written, completed:
-					 * the ring holds [tail, head) */
+	/* stream bytes written and completed: the ring holds [tail, head) */
+	uint64_t head, tail;
 	struct pattern *pat;		/* -b */
 	bool eof;
 	struct devmem_span spans[MAX_SPANS];
