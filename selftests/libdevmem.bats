@@ -265,3 +265,20 @@ hds_payload_100() {
 	[ "$BATCH" -eq 64 ]
 	[ "$DMABUF" -eq $((64 << 20)) ]
 }
+
+# The sender: send-vm streams through an 8 MiB udmabuf used as a ring of
+# 1 MiB chunks, each rewritten only once everything sent from it has been
+# reaped; tcpxfer in B checks every byte.
+@test "send-vm: 64 MiB (16 MiB on the debug kernel) through an 8 MiB dma-buf ring, every span reaped once, every byte checked" {
+	local mib
+	mib=$(on_debug 16 64)
+	nsim_pair 4
+	xfer_start "$NSB" "$PORT" 0 "${mib}M"
+	run ip netns exec "$NSA" "$LIBTESTS/send-vm" "$DEVA" "$IP4B" "$PORT" "${mib}M"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ ${lines[0]} =~ ^bound\ id=[0-9]+\ ifindex=$IFA\ buffers=2048$ ]]
+	[[ ${lines[1]} =~ ^sent\ $((mib << 20))\ bytes\ in\ [0-9]+\ sends\ of\ $((mib << 8))\ spans,\ reaped\ [0-9]+\ spans\ in\ [0-9]+\ calls$ ]]
+	xfer_wait
+}

@@ -123,6 +123,29 @@ nothing_bound() {
 	nothing_bound
 }
 
+@test "device memory at both ends: the client -f sends 256 MiB (32 MiB on the debug kernel) from a udmabuf into the server's, validated" {
+	local mib bytes before
+	mib=$(on_debug 32 256)
+	bytes=$((mib << 20))
+	nsim_snap "$NSA" "$DEVA"
+	before=${STAT[tx_devmem_bytes]}
+	srv_start -v 251 -b "${mib}M"
+	run send_pattern "$IP4B" 251 "${mib}M" -f "$DEVA" --dmabuf-size 8M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 9 ]
+	[[ ${lines[0]} =~ ^ncdevmem:\ sending\ to\ $IP4B\ port\ $PORT\ from\ dma-buf\ [0-9]+\ \(8388608\ bytes\),\ bound\ for\ tx\ on\ $DEVA$ ]]
+	[ "${lines[2]}" = "bytes:           $bytes" ]
+	[ "${lines[5]}" = "completed bytes: $bytes" ]
+	[ "${lines[8]}" = "result:          pass" ]
+	srv_wait
+	summary_pass "$bytes" 251
+	# every payload byte left A's port from device memory (some more
+	# than once, when retransmitted)
+	nsim_snap "$NSA" "$DEVA"
+	[ "$((STAT[tx_devmem_bytes] - before))" -ge "$bytes" ]
+}
+
 @test "--trace: every part of the stream in order, matching the summary" {
 	local tr=$BATS_TEST_TMPDIR/trace
 	srv_start -v 251 -b 4M --trace "$tr"
