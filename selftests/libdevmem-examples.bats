@@ -159,3 +159,32 @@ set_up() {
 	in_ns "$NSB" "$BIN/devmemctl" teardown dev "$DEVB"
 	[ "$(nic_state)" = "$before" ]
 }
+
+@test "fwd: 16 MiB from A forwarded by B from its dma-buf to a listener in A, mixed receives, byte for byte, the NIC as before" {
+	local before out=$BATS_TEST_TMPDIR/got rc=0
+	before=$(nic_state)
+	random_file 16M
+	# 100 payload bytes of each packet stay in host memory: fwd sends
+	# those itself, between its sends from device memory
+	echo 100 >"$DFSB/rxq/3/hds_payload"
+	in_ns "$NSA" socat -u "TCP-LISTEN:5202,bind=$IP4A" "OPEN:$out,creat,trunc" 3>&- &
+	local sink=$!
+	wait_until 30 tcp_bound "$NSA" 5202
+	nsim_snap "$NSB" "$DEVB"
+	local tx_before=${STAT[tx_devmem_bytes]}
+	example_start fwd "$DEVB" "$IP4B" "$PORT" 3 "$DEVB" "$IP4A" 5202
+	in_ns "$NSA" socat -u "FILE:$FILE" "TCP:$IP4B:$PORT"
+	wait "$EX_PID" || rc=$?
+	cat "$EX_OUT"
+	[ "$rc" -eq 0 ]
+	wait "$sink"
+	cmp "$FILE" "$out"
+	[[ $(cat "$EX_OUT") =~ ^16777216\ bytes\ forwarded,\ ([0-9]+)\ from\ device\ memory$ ]]
+	local devmem=${BASH_REMATCH[1]}
+	[ "$devmem" -gt $((12 << 20)) ]
+	[ "$devmem" -lt $((16 << 20)) ]
+	# what fwd sent from device memory went out of B's port from there
+	nsim_snap "$NSB" "$DEVB"
+	[ "$((STAT[tx_devmem_bytes] - tx_before))" -ge "$devmem" ]
+	[ "$(nic_state)" = "$before" ]
+}
