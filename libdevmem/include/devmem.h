@@ -461,8 +461,10 @@ struct devmem_sender;
 
 /*
  * A sender for connected TCP socket @sockfd, sending from tx binding @tx
- * (devmem_binding_new_tx(); it must outlive the sender). Turns SO_ZEROCOPY
- * on. Returns 0 and stores it in *@sp, or -errno with a reason: -EINVAL
+ * (devmem_binding_new_tx()). The sender keeps only @tx's id: @tx may be
+ * freed first, which unbinds (later sends fail with -EINVAL; bytes
+ * already sent still go out, and their reports still come). Turns
+ * SO_ZEROCOPY on. Returns 0 and stores it in *@sp, or -errno with a reason: -EINVAL
  * (NULL argument, an rx binding), -EBADF (negative fd), -ENOMEM, the
  * errors of setsockopt(). Since 1.1.
  */
