@@ -30,7 +30,7 @@ include scripts/uapi.mk
 # the VM from the shared repository, so they link only against the host's
 # libc.
 PROGS := tcpxfer tcp-data-split udpsink netdev-nl xdpq devmem-rx devmem-hold \
-	fuzz-netlink fuzz-sockopt tcp-wirefuzz devmem-zc sockmap-pass
+	fuzz-netlink fuzz-sockopt tcp-wirefuzz devmem-zc sockmap-pass devmem-tx
 PROG_BINS := $(PROGS:%=$(BUILD)/bin/%)
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(UAPI_INC)
 

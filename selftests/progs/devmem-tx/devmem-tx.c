@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmem-tx: the send side of device-memory TCP from the command line, one
+ * kernel answer per output line, for the tests to compare exactly.
+ *
+ *   devmem-tx bind-tx IFINDEX [--no-ifindex | --no-fd | --fd-file PATH |
+ *                              --fd-closed] [--size SIZE]
+ *
+ * binds a udmabuf of SIZE (default 1M) for sending through IFINDEX
+ * (netdev bind-tx) and prints "bind-tx id=N", or the refusal as
+ * "ERRNO: extack message (missing attribute N)" and exits 1. --no-ifindex
+ * and --no-fd leave that attribute out; --fd-file passes an fd of PATH,
+ * --fd-closed an fd number that is not open, instead of the udmabuf.
+ *
+ *   devmem-tx send [-6] [--udp] [--unconnected] [--dev IFINDEX]
+ *                  [--other IFINDEX] [--size SIZE] ADDR PORT STEP...
+ *
+ * makes a udmabuf of SIZE whose byte at offset I is 'a' + I % 26, binds
+ * it for sending through --dev (the socket's own binding) and through
+ * --other (another device's binding), connects to ADDR:PORT over TCP (UDP
+ * with --udp; no connect with --unconnected), sets SO_ZEROCOPY and runs
+ * the STEPs in order:
+ *
+ *   OFF+LEN[/OFF+LEN...][,MOD...]
+ *           one sendmsg(MSG_ZEROCOPY) whose iovecs are these ranges of the
+ *           dma-buf, naming the own binding in an SCM_DEVMEM_DMABUF cmsg;
+ *           prints "STEP RESULT", RESULT being the byte count returned or
+ *           the errno's name. MODs: id=N (that binding id), id=unknown (an
+ *           id no binding has), id=other (--other's binding), id=rx (the
+ *           rx binding in $DEVMEM_DMABUF_ID, as netdev-nl bind-rx --run
+ *           passes it), noflag (no MSG_ZEROCOPY), cmsglen=N (a cmsg
+ *           payload of N bytes). Before a TCP send, waits (20 s at most)
+ *           until everything sent so far is acknowledged, so that each
+ *           send starts a new segment.
+ *   zc=0, zc=1
+ *           SO_ZEROCOPY off or on.
+ *   unbind  close the own binding's netlink socket.
+ *
+ * At the end it waits until everything sent is acknowledged and closes
+ * the socket. Exit status: 0 when every step ran (refused sends too),
+ * 1 on another failure, 2 on a usage error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/sockios.h>
+#include <linux/udmabuf.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/netdev.h>
+
+#define PROG		"devmem-tx"
+
+#include "../die.h"
+
+#define MAX_IOV		64
+#define UNKNOWN_ID	0x7ffffff0u
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: " PROG " bind-tx IFINDEX [--no-ifindex|--no-fd|--fd-file PATH|--fd-closed] [--size SIZE]\n"
+"       " PROG " send [-6] [--udp] [--unconnected] [--dev IFINDEX] [--other IFINDEX]\n"
+"                 [--size SIZE] ADDR PORT STEP...\n"
+"(see the comment at the top of selftests/progs/devmem-tx/devmem-tx.c)\n");
+	exit(2);
+}
+
+static const char *errname(int err)
+{
+	const char *s = strerrorname_np(err);
+
+	return s ? s : "E?";
+}
+
+static unsigned long parse_num(const char *s)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s)
+		usage();
+	switch (*end) {
+	case 'K': v <<= 10; end++; break;
+	case 'M': v <<= 20; end++; break;
+	case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		usage();
+	return v;
+}
+
+/* A udmabuf of @size bytes over a sealed memfd holding the letters. */
+static int udmabuf_create(size_t size)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = size };
+	int memfd, dev, fd;
+	char *p;
+	size_t i;
+
+	memfd = memfd_create(PROG, MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0)
+		die("memfd_create: %s", strerror(errno));
+	if (ftruncate(memfd, size) < 0)
+		die("ftruncate: %s", strerror(errno));
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (p == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	for (i = 0; i < size; i++)
+		p[i] = 'a' + i % 26;
+	munmap(p, size);
+	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		die("F_ADD_SEALS: %s", strerror(errno));
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		die("/dev/udmabuf: %s", strerror(errno));
+	c.memfd = memfd;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+	if (fd < 0)
+		die("UDMABUF_CREATE: %s", strerror(errno));
+	close(dev);
+	close(memfd);
+	return fd;
+}
+
+/* --- generic netlink, nothing but libc ---------------------------------- */
+
+struct req {
+	struct nlmsghdr nlh;
+	struct genlmsghdr genl;
+	char attrs[256];
+} __attribute__((aligned(NLMSG_ALIGNTO)));
+
+static void put_attr(struct req *r, uint16_t type, const void *data, size_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)r + r->nlh.nlmsg_len);
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	r->nlh.nlmsg_len += NLA_ALIGN(a->nla_len);
+}
+
+static void req_init(struct req *r, uint16_t family, uint8_t cmd)
+{
+	memset(r, 0, sizeof(*r));
+	r->nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r->nlh.nlmsg_type = family;
+	r->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	r->nlh.nlmsg_seq = 1;
+	r->genl.cmd = cmd;
+	r->genl.version = 1;
+}
+
+/* The attributes after @hdrlen bytes of @nlh's payload, by type. */
+static void parse_attrs(const struct nlmsghdr *nlh, size_t hdrlen,
+			const struct nlattr **tb, int max)
+{
+	const char *p = (const char *)NLMSG_DATA(nlh) + hdrlen;
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+
+	memset(tb, 0, sizeof(*tb) * (max + 1));
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			return;
+		if ((a->nla_type & NLA_TYPE_MASK) <= max)
+			tb[a->nla_type & NLA_TYPE_MASK] = a;
+		p += NLA_ALIGN(a->nla_len);
+	}
+}
+
+static uint32_t attr_u32(const struct nlattr *a)
+{
+	uint32_t v = 0;
+
+	memcpy(&v, (const char *)a + NLA_HDRLEN,
+	       a->nla_len - NLA_HDRLEN < 4 ? a->nla_len - NLA_HDRLEN : 4);
+	return v;
+}
+
+/* Send @r on @fd; the reply's u32 attribute @want_attr, or 0 when the
+ * kernel refused: then "ERRNO: extack (missing attribute N)" is in @why.
+ */
+static uint32_t transact(int fd, struct req *r, int want_attr, char *why,
+			 size_t whylen)
+{
+	static char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	uint32_t val = 0;
+
+	if (send(fd, r, r->nlh.nlmsg_len, 0) < 0)
+		die("netlink send: %s", strerror(errno));
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *nlh;
+
+		if (n < 0)
+			die("netlink recv: %s", strerror(errno));
+		for (nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, n);
+		     nlh = NLMSG_NEXT(nlh, n)) {
+			const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+			const struct nlmsgerr *e;
+			size_t hdr;
+			int len;
+
+			if (nlh->nlmsg_type != NLMSG_ERROR) {
+				const struct nlattr *at[32];
+
+				parse_attrs(nlh, GENL_HDRLEN, at, 31);
+				if (want_attr <= 31 && at[want_attr])
+					val = attr_u32(at[want_attr]);
+				continue;
+			}
+			e = NLMSG_DATA(nlh);
+			if (!e->error)
+				return val;
+			hdr = sizeof(*e);
+			if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+				hdr += e->msg.nlmsg_len - sizeof(e->msg);
+			len = snprintf(why, whylen, "%s", errname(-e->error));
+			if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
+				parse_attrs(nlh, hdr, tb, NLMSGERR_ATTR_MAX);
+				if (tb[NLMSGERR_ATTR_MSG])
+					len += snprintf(why + len, whylen - len,
+							": %s", (const char *)tb[NLMSGERR_ATTR_MSG] + NLA_HDRLEN);
+				if (tb[NLMSGERR_ATTR_MISS_TYPE])
+					snprintf(why + len, whylen - len,
+						 " (missing attribute %u)",
+						 attr_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
+			}
+			return 0;
+		}
+	}
+}
+
+/* A generic netlink socket that speaks the netdev family: its fd. */
+static int nl_open(uint16_t *family)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	static char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct nlmsghdr *nlh;
+	struct req r;
+	int fd, one = 1;
+	ssize_t n;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		die("netlink socket: %s", strerror(errno));
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	req_init(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY);
+	r.nlh.nlmsg_flags = NLM_F_REQUEST;
+	put_attr(&r, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME,
+		 sizeof(NETDEV_FAMILY_NAME));
+	if (send(fd, &r, r.nlh.nlmsg_len, 0) < 0)
+		die("netlink send: %s", strerror(errno));
+	n = recv(fd, buf, sizeof(buf), 0);
+	nlh = (struct nlmsghdr *)buf;
+	if (n < 0 || !NLMSG_OK(nlh, n) || nlh->nlmsg_type == NLMSG_ERROR)
+		die("no \"%s\" genetlink family", NETDEV_FAMILY_NAME);
+	parse_attrs(nlh, GENL_HDRLEN, tb, CTRL_ATTR_MAX);
+	if (!tb[CTRL_ATTR_FAMILY_ID])
+		die("family lookup: no id");
+	*family = attr_u32(tb[CTRL_ATTR_FAMILY_ID]) & 0xffff;
+	return fd;
+}
+
+/* bind-tx on a new netlink socket (in *@nlfd): the binding's id, or 0
+ * with the refusal in @why. @ifindex or @fd < 0: left out.
+ */
+static uint32_t bind_tx(int *nlfd, long ifindex, long fd, char *why,
+			size_t whylen)
+{
+	uint16_t family;
+	struct req r;
+	uint32_t v;
+
+	*nlfd = nl_open(&family);
+	req_init(&r, family, NETDEV_CMD_BIND_TX);
+	if (ifindex >= 0) {
+		v = ifindex;
+		put_attr(&r, NETDEV_A_DMABUF_IFINDEX, &v, sizeof(v));
+	}
+	if (fd >= 0) {
+		v = fd;
+		put_attr(&r, NETDEV_A_DMABUF_FD, &v, sizeof(v));
+	}
+	return transact(*nlfd, &r, NETDEV_A_DMABUF_ID, why, whylen);
+}
+
+static int cmd_bind_tx(int argc, char **argv)
+{
+	long ifindex, fd = -2;
+	size_t size = 1 << 20;
+	int i, nlfd, no_ifindex = 0, no_fd = 0;
+	char why[512] = "";
+	uint32_t id;
+
+	if (argc < 2)
+		usage();
+	ifindex = parse_num(argv[1]);
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-ifindex")) {
+			no_ifindex = 1;
+		} else if (!strcmp(argv[i], "--no-fd")) {
+			no_fd = 1;
+		} else if (!strcmp(argv[i], "--fd-closed")) {
+			fd = 1000;
+			close(fd);
+		} else if (!strcmp(argv[i], "--fd-file") && i + 1 < argc) {
+			fd = open(argv[++i], O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				die("%s: %s", argv[i], strerror(errno));
+		} else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+			size = parse_num(argv[++i]);
+		} else {
+			usage();
+		}
+	}
+	if (fd == -2)
+		fd = udmabuf_create(size);
+	id = bind_tx(&nlfd, no_ifindex ? -1 : ifindex, no_fd ? -1 : fd, why,
+		     sizeof(why));
+	if (!id) {
+		printf("%s\n", why);
+		return 1;
+	}
+	printf("bind-tx id=%u\n", id);
+	return 0;
+}
+
+/* --- sending ------------------------------------------------------------- */
+
+static int sock, tcp = 1, connected = 1;
+
+/* Wait until the peer acknowledged everything sent on the socket. */
+static void wait_acked(void)
+{
+	struct timespec nap = { 0, 5 * 1000 * 1000 };
+	int outq = -1, i;
+
+	if (!tcp || !connected)
+		return;
+	for (i = 0; i < 4000; i++) {
+		if (ioctl(sock, SIOCOUTQ, &outq))
+			die("SIOCOUTQ: %s", strerror(errno));
+		if (!outq)
+			return;
+		nanosleep(&nap, NULL);
+	}
+	die("%d bytes still unacknowledged after 20 s", outq);
+}
+
+static void set_zerocopy(int on)
+{
+	if (setsockopt(sock, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof(on)))
+		die("SO_ZEROCOPY %d: %s", on, strerror(errno));
+}
+
+struct ids {
+	uint32_t own, other, rx;
+};
+
+/* One send step (see the top); prints "STEP RESULT". */
+static void send_step(const char *step, const struct ids *ids)
+{
+	char ctrl[CMSG_SPACE(16)] __attribute__((aligned(8))) = {};
+	char *copy = strdup(step), *ranges, *mod, *save = NULL;
+	struct iovec iov[MAX_IOV];
+	int niov = 0, flags = MSG_ZEROCOPY;
+	size_t cmsglen = sizeof(uint32_t);
+	uint32_t id = ids->own;
+	struct cmsghdr *cm;
+	struct msghdr msg = {};
+	ssize_t n;
+	char *r;
+
+	ranges = strtok_r(copy, ",", &save);
+	while ((mod = strtok_r(NULL, ",", &save))) {
+		if (!strcmp(mod, "id=unknown")) {
+			id = UNKNOWN_ID;
+		} else if (!strcmp(mod, "id=other")) {
+			if (!ids->other)
+				die("%s: no --other binding", step);
+			id = ids->other;
+		} else if (!strcmp(mod, "id=rx")) {
+			if (!ids->rx)
+				die("%s: no DEVMEM_DMABUF_ID", step);
+			id = ids->rx;
+		} else if (!strncmp(mod, "id=", 3)) {
+			id = parse_num(mod + 3);
+		} else if (!strcmp(mod, "noflag")) {
+			flags = 0;
+		} else if (!strncmp(mod, "cmsglen=", 8)) {
+			cmsglen = parse_num(mod + 8);
+			if (cmsglen > 16)
+				usage();
+		} else {
+			die("%s: unknown modifier '%s'", step, mod);
+		}
+	}
+	for (r = strtok_r(ranges, "/", &save); r; r = strtok_r(NULL, "/", &save)) {
+		char *plus = strchr(r, '+');
+
+		if (!plus || niov == MAX_IOV)
+			die("bad step '%s'", step);
+		*plus = 0;
+		iov[niov].iov_base = (void *)parse_num(r);
+		iov[niov].iov_len = parse_num(plus + 1);
+		niov++;
+	}
+
+	msg.msg_iov = iov;
+	msg.msg_iovlen = niov;
+	msg.msg_control = ctrl;
+	msg.msg_controllen = CMSG_SPACE(cmsglen);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_DEVMEM_DMABUF;
+	cm->cmsg_len = CMSG_LEN(cmsglen);
+	memcpy(CMSG_DATA(cm), &id, cmsglen < sizeof(id) ? cmsglen : sizeof(id));
+
+	wait_acked();
+	n = sendmsg(sock, &msg, flags | MSG_NOSIGNAL);
+	if (n < 0)
+		printf("%s %s\n", step, errname(errno));
+	else
+		printf("%s %zd\n", step, n);
+	fflush(stdout);
+	free(copy);
+}
+
+static int cmd_send(int argc, char **argv)
+{
+	struct sockaddr_storage ss = {};
+	struct ids ids = {};
+	long dev = -1, other = -1;
+	size_t size = 1 << 20;
+	int i, v6 = 0, nl_own = -1, nl_other = -1, dmabuf, one = 1;
+	char why[512];
+	const char *env;
+	socklen_t sslen;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-6"))
+			v6 = 1;
+		else if (!strcmp(argv[i], "--udp"))
+			tcp = 0;
+		else if (!strcmp(argv[i], "--unconnected"))
+			connected = 0;
+		else if (!strcmp(argv[i], "--dev") && i + 1 < argc)
+			dev = parse_num(argv[++i]);
+		else if (!strcmp(argv[i], "--other") && i + 1 < argc)
+			other = parse_num(argv[++i]);
+		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
+			size = parse_num(argv[++i]);
+		else
+			usage();
+	}
+	if (argc - i < 3)
+		usage();
+
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(parse_num(argv[i + 1]));
+		if (inet_pton(AF_INET6, argv[i], &a->sin6_addr) != 1)
+			usage();
+		sslen = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(parse_num(argv[i + 1]));
+		if (inet_pton(AF_INET, argv[i], &a->sin_addr) != 1)
+			usage();
+		sslen = sizeof(*a);
+	}
+
+	dmabuf = udmabuf_create(size);
+	if (dev >= 0) {
+		ids.own = bind_tx(&nl_own, dev, dmabuf, why, sizeof(why));
+		if (!ids.own)
+			die("bind-tx %ld: %s", dev, why);
+	}
+	if (other >= 0) {
+		ids.other = bind_tx(&nl_other, other, dmabuf, why, sizeof(why));
+		if (!ids.other)
+			die("bind-tx %ld: %s", other, why);
+	}
+	env = getenv("DEVMEM_DMABUF_ID");
+	if (env)
+		ids.rx = parse_num(env);
+
+	sock = socket(v6 ? AF_INET6 : AF_INET,
+		      (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		die("socket: %s", strerror(errno));
+	if (tcp && setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		die("TCP_NODELAY: %s", strerror(errno));
+	set_zerocopy(1);
+	if (connected && connect(sock, (struct sockaddr *)&ss, sslen))
+		die("connect: %s", strerror(errno));
+
+	for (i += 2; i < argc; i++) {
+		if (!strcmp(argv[i], "zc=0")) {
+			set_zerocopy(0);
+		} else if (!strcmp(argv[i], "zc=1")) {
+			set_zerocopy(1);
+		} else if (!strcmp(argv[i], "unbind")) {
+			if (nl_own < 0)
+				die("unbind: no --dev binding");
+			close(nl_own);
+			nl_own = -1;
+		} else {
+			send_step(argv[i], &ids);
+		}
+	}
+	wait_acked();
+	close(sock);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	if (!strcmp(argv[1], "bind-tx"))
+		return cmd_bind_tx(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "send"))
+		return cmd_send(argc - 1, argv + 1);
+	usage();
+}
