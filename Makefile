@@ -17,7 +17,7 @@ $(RUN_EXIT_SO): scripts/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem examples install uninstall gpu vm check check-full demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem examples install uninstall gpu bench-progs vm check check-full demo bench clean distclean
 .DEFAULT_GOAL := all
 
 all: kernel tools progs libdevmem
@@ -66,6 +66,17 @@ $(LIBDEVMEM_A): $(UAPI_STAMP) FORCE
 .PHONY: FORCE
 FORCE:
 
+# Benchmark programs: bench/<name>/*.c -> build/bin/<name>, linked with
+# the static library like the tools (they run in the VM from the shared
+# repository).
+BENCH_PROGS := devmem-tx-cpu
+BENCH_BINS := $(BENCH_PROGS:%=$(BUILD)/bin/%)
+bench-progs: $(BENCH_BINS)
+$(BENCH_PROGS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
+$(BENCH_BINS): $(BUILD)/bin/%: $$(wildcard bench/%/*.c) selftests/progs/pattern.h selftests/progs/die.h $(LIBDEVMEM_A)
+	@mkdir -p $(dir $@)
+	gcc $(TOOL_CFLAGS) -I$(REPO)/libdevmem/include -o $@ $(filter %.c,$^) $(LIBDEVMEM_A) $(TOOL_LIBS)
+
 # GPU programs, where nvcc exists: the check of the CUDA provider and the
 # GPU unpack, and the unpack benchmark, for a machine with an NVIDIA GPU
 # (libdevmem/tests/gpu/README.md). Static but for libc and libdl, so that
@@ -102,7 +113,8 @@ help:
 	@echo "make check         host tests, then the selftests/*.bats in the VM: every suite on the"
 	@echo "                   normal kernel, all but selftests/debug-full-only on the debug kernel"
 	@echo "make check-full    the same with every suite on the debug kernel too"
-	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU"
+	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU,"
+	@echo "                   devmem vs send() vs MSG_ZEROCOPY sender CPU"
 	@echo "make demo          boot the VM: TCP payload lands in a udmabuf (ncdevmem)"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
@@ -195,11 +207,12 @@ check-full: export CHECK_FULL := 1
 check-full: check
 
 # BENCH_ARGS: see bench/pair-throughput --help;
-# DEVMEM_BENCH_ARGS: see bench/devmem-rx-cpu --help
-bench: ensure-deps progs
+# DEVMEM_BENCH_ARGS: see bench/devmem-rx-cpu --help;
+# DEVMEM_TX_BENCH_ARGS: see bench/devmem-tx-cpu/run --help
+bench: ensure-deps progs bench-progs
 	@scripts/kernel/build.sh normal
-	@VM_APPEND='tsc=reliable $(VM_APPEND)' selftests/vm/run -- \
-		'bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS)'
+	@VM_TIMEOUT=$${VM_TIMEOUT:-1500} VM_APPEND='tsc=reliable $(VM_APPEND)' selftests/vm/run -- \
+		'bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS)'
 
 demo: ensure-deps tools progs
 	@scripts/kernel/build.sh normal
