@@ -57,17 +57,11 @@ static int failf(struct dmclient *c, int status, const char *fmt, ...)
 static int failf(struct dmclient *c, int status, const char *fmt, ...)
 {
 	va_list ap;
-	char buf[512];
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	note_failure(&c->st.failure, &c->status, c->why, sizeof(c->why),
+		     status, fmt, ap);
 	va_end(ap);
-	msg("%s%s", status == EXIT_SKIP ? "skip: " : "", buf);
-	if (!c->st.failure) {
-		snprintf(c->why, sizeof(c->why), "%s", buf);
-		c->st.failure = c->why;
-		c->status = status;
-	}
 	return -1;
 }
 

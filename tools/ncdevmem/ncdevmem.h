@@ -12,6 +12,7 @@
 #ifndef NCDEVMEM_H
 #define NCDEVMEM_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,14 @@ void client_summary(const struct config *cfg, const struct client_stats *st);
 
 /* util.c */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Say a failure on stderr ("skip: " first for EXIT_SKIP); the first one
+ * of a run is also kept: its text in @why (of @whylen bytes), *@failure
+ * pointing there, *@status set to @status.
+ */
+void note_failure(const char **failure, int *status, char *why,
+		  size_t whylen, int new_status, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
 double now_s(void);
 /* Set by SIGINT and SIGTERM (installed by install_signals()). */
 extern volatile int stop_requested;

@@ -61,17 +61,11 @@ static int failf(struct server *s, int status, const char *fmt, ...)
 static int failf(struct server *s, int status, const char *fmt, ...)
 {
 	va_list ap;
-	char buf[512];
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	note_failure(&s->failure, &s->status, s->why, sizeof(s->why), status,
+		     fmt, ap);
 	va_end(ap);
-	msg("%s%s", status == EXIT_SKIP ? "skip: " : "", buf);
-	if (!s->failure) {
-		snprintf(s->why, sizeof(s->why), "%s", buf);
-		s->failure = s->why;
-		s->status = status;
-	}
 	return -1;
 }
 

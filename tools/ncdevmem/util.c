@@ -146,3 +146,17 @@ void checker_feed(struct checker *c, uint64_t off, const uint8_t *buf,
 		len -= n;
 	}
 }
+
+void note_failure(const char **failure, int *status, char *why,
+		  size_t whylen, int new_status, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	msg("%s%s", new_status == EXIT_SKIP ? "skip: " : "", buf);
+	if (!*failure) {
+		snprintf(why, whylen, "%s", buf);
+		*failure = why;
+		*status = new_status;
+	}
+}
