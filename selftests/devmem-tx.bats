@@ -211,6 +211,16 @@ frags() {
 	sink_is abcdefghijklmnopqabc
 }
 
+@test "send whose range past the end comes when an skb's frags are full: the full skb is kept, as mainline's" {
+	# 17 ranges fill an skb's frags exactly; the range past the end is
+	# refused in the next skb, and the 17 bytes go
+	sink_start
+	run -0 send "$(frags 17)$DMABUF_SIZE+1" 0+3
+	[ "${lines[0]}" = "$(frags 17)$DMABUF_SIZE+1 17" ]
+	[ "${lines[1]}" = "0+3 3" ]
+	sink_is abcdefghijklmnopqabc
+}
+
 @test "send without MSG_ZEROCOPY: EINVAL; the socket sends on" {
 	sink_start
 	run -0 send 0+3 0+5,noflag 3+3

@@ -89,7 +89,12 @@ int net_devmem_fill_skb(struct sock *sk, struct sk_buff *skb,
 		if (!seg)
 			break;
 		if (addr >= dmabuf_size) {
+			/* A full skb is kept, as mainline does: the range is
+			 * refused in the next one.
+			 */
 			err = -EFAULT;
+			if (shinfo->nr_frags == MAX_SKB_FRAGS)
+				err = -EMSGSIZE;
 			break;
 		}
 		niov = &binding->area.niovs[addr >> PAGE_SHIFT];
