@@ -395,3 +395,17 @@ eth_rss() {
 	[ "$status" -eq 2 ]
 	[[ $stderr == "Error: size '1000' is not a multiple of the page size (4096)"* ]]
 }
+
+@test "bind tx: prints the id and holds until SIGINT; JSON; a device that cannot send from device memory gets the kernel's text" {
+	hold bind tx dev "$DEVB" dmabuf udmabuf 1M
+	[[ $(<"$HOLD_OUT") =~ ^bound\ dmabuf\ id\ ([0-9]+)\ to\ dev\ $DEVB\ for\ tx$ ]]
+	[ "${BASH_REMATCH[1]}" -ge 1 ]
+	unhold INT
+	hold -j bind tx dev "$DEVB" dmabuf udmabuf 1M
+	[ "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["ifname"], d["direction"], d["ifindex"], d["dmabuf"] >= 1)' "$HOLD_OUT")" = "$DEVB tx $IFB True" ]
+	unhold TERM
+	run ip netns exec "$NSB" "$BIN/devmemctl" bind tx dev lo dmabuf udmabuf 1M
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Driver does not support netmem TX" ]
+}
