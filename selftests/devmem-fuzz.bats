@@ -7,7 +7,8 @@
 # * fuzz-netlink: random requests (commands, flags, header fields,
 #   attribute types, lengths and nesting) to every command of the netdev
 #   family, do and dump, and to ethtool's rings and channels commands,
-#   bind-rx of real udmabufs to random queue lists among them. What the
+#   bind-rx of real udmabufs to random queue lists and bind-tx of them
+#   among them. What the
 #   request alone decides (skipped, acked, refused by genetlink) must be
 #   exactly that; what reaches a handler must succeed or fail with one of
 #   that command's errnos; every reply must be well formed, and closing a
@@ -43,12 +44,12 @@ test_teardown() { nsim_cleanup; }
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "fuzz-netlink: seed 1 iterations $NL_ITER" ]
 	# the seed alone decides these
-	[ "${lines[1]}" = "fuzz-netlink: $NL_ITER requests (2559 ethtool, 3213 dumps) on 402 sockets; by the request alone: 516 skipped, 189 acked, 3623 refused, 5672 to handlers" ]
-	local re='^fuzz-netlink: to handlers \(succeeded\): dev-get (775) \(([0-9]+)\), queue-get (753) \(([0-9]+)\), page-pool-get (839) \(([0-9]+)\), bind-rx (1415) \(([0-9]+)\), rings-get (587) \(([0-9]+)\), rings-set (335) \(([0-9]+)\), channels-get (580) \(([0-9]+)\), channels-set (388) \(([0-9]+)\)$'
+	[ "${lines[1]}" = "fuzz-netlink: $NL_ITER requests (2478 ethtool, 3226 dumps) on 385 sockets; by the request alone: 514 skipped, 194 acked, 3868 refused, 5424 to handlers" ]
+	local re='^fuzz-netlink: to handlers \(succeeded\): dev-get (639) \(([0-9]+)\), queue-get (667) \(([0-9]+)\), page-pool-get (611) \(([0-9]+)\), bind-rx (1297) \(([0-9]+)\), bind-tx (416) \(([0-9]+)\), rings-get (531) \(([0-9]+)\), rings-set (362) \(([0-9]+)\), channels-get (558) \(([0-9]+)\), channels-set (343) \(([0-9]+)\)$'
 	[[ ${lines[2]} =~ $re ]]
 	# each command succeeded and failed
 	local m=("${BASH_REMATCH[@]}") i
-	for i in 1 3 5 7 9 11 13 15; do
+	for i in 1 3 5 7 9 11 13 15 17; do
 		[ "${m[i + 1]}" -gt 0 ]
 		[ "${m[i + 1]}" -lt "${m[i]}" ]
 	done

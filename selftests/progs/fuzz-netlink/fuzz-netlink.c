@@ -12,8 +12,8 @@
  * than the message), nested to random depth with NLA_F_NESTED set or
  * not. Half of the requests are shaped like real ones (the device's
  * ifindex, queue ids, page-pool ids, ethtool headers, ring sizes and
- * tcp-data-split values, channel counts, bind-rx of real udmabufs to
- * random queue lists) so that the deep paths run: binds that work and
+ * tcp-data-split values, channel counts, bind-rx and bind-tx of real udmabufs (bind-rx to
+ * random queue lists)) so that the deep paths run: binds that work and
  * every refusal. Sockets are closed and reopened at random, which must
  * undo every binding they made. The random numbers drawn never depend on
  * the kernel's answers, so the requests are the same on every run.
@@ -322,6 +322,14 @@ static size_t shaped_netdev(size_t at, size_t end, uint8_t cmd)
 			at = put(at, end, NETDEV_A_PAGE_POOL_ID, &id, len) ?: at;
 		}
 		break;
+	case NETDEV_CMD_BIND_TX:
+		if (chance(50)) {
+			/* well formed: our device and a dma-buf */
+			at = put_u32(at, end, NETDEV_A_DMABUF_IFINDEX, ifindex);
+			return put_u32(at, end, NETDEV_A_DMABUF_FD,
+				       dmabufs[below(2)]);
+		}
+		break;
 	case NETDEV_CMD_BIND_RX:
 		if (chance(50)) {
 			/* well formed: our device, a dma-buf, one or two rx
@@ -476,7 +484,8 @@ static bool has_op(bool ethtool, uint8_t cmd, bool dump)
 				  cmd == ETHTOOL_MSG_CHANNELS_SET));
 	return cmd == NETDEV_CMD_DEV_GET || cmd == NETDEV_CMD_QUEUE_GET ||
 	       cmd == NETDEV_CMD_PAGE_POOL_GET ||
-	       (!dump && cmd == NETDEV_CMD_BIND_RX);
+	       (!dump && (cmd == NETDEV_CMD_BIND_RX ||
+			  cmd == NETDEV_CMD_BIND_TX));
 }
 
 static enum expect expect(const struct nlmsghdr *nlh, size_t sent, bool ethtool,
@@ -518,6 +527,7 @@ static enum expect expect(const struct nlmsghdr *nlh, size_t sent, bool ethtool,
  *   bind-rx        ENODEV; EOPNOTSUPP no queue management (lo) or the
  *                  driver opts out; EEXIST queue already bound; EBADF
  *                  not an fd (a file that is not a dma-buf: EINVAL)
+ *   bind-tx        ENODEV; EOPNOTSUPP no netmem tx (lo); EBADF not an fd
  *   ethtool        ENODEV no such device; EOPNOTSUPP unsupported header
  *                  flags or setting
  */
@@ -537,6 +547,8 @@ static bool handler_errno(bool ethtool, uint8_t cmd, int err)
 	case NETDEV_CMD_BIND_RX:
 		return err == -ENODEV || err == -EOPNOTSUPP || err == -EEXIST ||
 		       err == -EBADF;
+	case NETDEV_CMD_BIND_TX:
+		return err == -ENODEV || err == -EOPNOTSUPP || err == -EBADF;
 	}
 	return false;
 }
@@ -682,7 +694,8 @@ static void check_msg(const struct nl *nl, const struct nlmsghdr *nlh,
 			ok = g->cmd == cmd && (cmd == NETDEV_CMD_DEV_GET ||
 					       cmd == NETDEV_CMD_QUEUE_GET ||
 					       cmd == NETDEV_CMD_PAGE_POOL_GET ||
-					       cmd == NETDEV_CMD_BIND_RX);
+					       cmd == NETDEV_CMD_BIND_RX ||
+					       cmd == NETDEV_CMD_BIND_TX);
 		else
 			ok = (cmd == ETHTOOL_MSG_RINGS_GET &&
 			      g->cmd == ETHTOOL_MSG_RINGS_GET_REPLY) ||
@@ -690,13 +703,14 @@ static void check_msg(const struct nl *nl, const struct nlmsghdr *nlh,
 			      g->cmd == ETHTOOL_MSG_CHANNELS_GET_REPLY);
 		if (!ok)
 			fail("data message of command %u to command %u", g->cmd, cmd);
-		if (family == netdev_id && cmd == NETDEV_CMD_BIND_RX) {
+		if (family == netdev_id && (cmd == NETDEV_CMD_BIND_RX ||
+					    cmd == NETDEV_CMD_BIND_TX)) {
 			const struct nlattr *a = (const void *)(p + NLMSG_LENGTH(GENL_HDRLEN));
 
 			if (nlh->nlmsg_len != NLMSG_LENGTH(GENL_HDRLEN) + NLA_HDRLEN + 4 ||
 			    a->nla_type != NETDEV_A_DMABUF_ID || a->nla_len != NLA_HDRLEN + 4)
-				fail("bind-rx reply is not one 4-byte id");
-			r->bound = true;
+				fail("bind reply is not one 4-byte id");
+			r->bound = cmd == NETDEV_CMD_BIND_RX;
 		}
 	}
 	check_attrs(p + NLMSG_LENGTH(GENL_HDRLEN), p + nlh->nlmsg_len, 0,
@@ -976,7 +990,7 @@ int main(int argc, char **argv)
 	};
 	static const uint8_t netdev_ops[] = {
 		NETDEV_CMD_DEV_GET, NETDEV_CMD_QUEUE_GET, NETDEV_CMD_PAGE_POOL_GET,
-		NETDEV_CMD_BIND_RX,
+		NETDEV_CMD_BIND_RX, NETDEV_CMD_BIND_TX,
 	};
 	static const uint8_t ethtool_cmds[] = {
 		ETHTOOL_MSG_RINGS_GET, ETHTOOL_MSG_RINGS_SET,
@@ -991,6 +1005,7 @@ int main(int argc, char **argv)
 		{ 0, NETDEV_CMD_QUEUE_GET, "queue-get" },
 		{ 0, NETDEV_CMD_PAGE_POOL_GET, "page-pool-get" },
 		{ 0, NETDEV_CMD_BIND_RX, "bind-rx" },
+		{ 0, NETDEV_CMD_BIND_TX, "bind-tx" },
 		{ 1, ETHTOOL_MSG_RINGS_GET, "rings-get" },
 		{ 1, ETHTOOL_MSG_RINGS_SET, "rings-set" },
 		{ 1, ETHTOOL_MSG_CHANNELS_GET, "channels-get" },
@@ -1054,7 +1069,7 @@ int main(int argc, char **argv)
 		if (ethtool)
 			cmd = chance(95) ? ethtool_cmds[below(4)] : 100 + below(156);
 		else if (chance(60))
-			cmd = netdev_ops[below(4)];		/* the implemented ones */
+			cmd = netdev_ops[below(5)];		/* the implemented ones */
 		else if (chance(80))
 			cmd = 1 + below(NETDEV_CMD_MAX);	/* every command */
 		else
