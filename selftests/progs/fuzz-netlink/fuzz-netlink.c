@@ -12,8 +12,8 @@
  * than the message), nested to random depth with NLA_F_NESTED set or
  * not. Half of the requests are shaped like real ones (the device's
  * ifindex, queue ids, page-pool ids, ethtool headers, ring sizes and
- * tcp-data-split values, channel counts, bind-rx and bind-tx of real udmabufs (bind-rx to
- * random queue lists)) so that the deep paths run: binds that work and
+ * tcp-data-split values, channel counts, bind-rx of real udmabufs to
+ * random queue lists, bind-tx of them) so that the deep paths run: binds that work and
  * every refusal. Sockets are closed and reopened at random, which must
  * undo every binding they made. The random numbers drawn never depend on
  * the kernel's answers, so the requests are the same on every run.
