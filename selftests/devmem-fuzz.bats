@@ -8,7 +8,8 @@
 #   attribute types, lengths and nesting) to every command of the netdev
 #   family, do and dump, and to ethtool's rings and channels commands,
 #   bind-rx of real udmabufs to random queue lists and bind-tx of them
-#   among them. What the request alone decides (skipped, acked, refused by genetlink) must be
+#   among them. What the request alone decides (skipped, acked, refused
+#   by genetlink) must be
 #   exactly that; what reaches a handler must succeed or fail with one of
 #   that command's errnos; every reply must be well formed, and closing a
 #   socket must undo its bindings.
