@@ -31,9 +31,9 @@ setup_file() {
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	run bash -c "cd '$out' && find . -type f | sort"
-	[ "$output" = "$(printf '%s\n' ./asm-generic/socket.h ./linux/netdev.h ./linux/uio.h)" ]
+	[ "$output" = "$(printf '%s\n' ./asm-generic/socket.h ./linux/ethtool_netlink.h ./linux/netdev.h ./linux/uio.h)" ]
 	# file for file what the kernel tree installs
-	for f in asm-generic/socket.h linux/netdev.h linux/uio.h; do
+	for f in asm-generic/socket.h linux/ethtool_netlink.h linux/netdev.h linux/uio.h; do
 		diff -u "$HDR/$f" "$out/$f"
 	done
 	gcc -Wall -Werror -I "$out" -o "$BATS_TEST_TMPDIR/abi" "$PROG"
