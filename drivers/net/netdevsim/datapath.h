@@ -31,6 +31,10 @@ struct netdev_queue_mgmt_ops;
 #define NSIM_RING_DEFAULT	2048
 #define NSIM_RING_MAX		4096
 #define NSIM_HDR_BUF_SIZE	256	/* header buffer, header split on */
+/* The largest hds-thresh: a packet kept whole (headers and up to this
+ * much payload) still fits one header-pool page.
+ */
+#define NSIM_HDS_THRESH_MAX	1024
 #define NSIM_RSS_KEY_SIZE	40
 #define NSIM_RSS_INDIR_SIZE	128
 #define NSIM_NTUPLE_MAX		128	/* rule locations 0..127 */
@@ -163,6 +167,7 @@ struct nsim_dp {
 	unsigned int num_rqs;
 	u32 ring_size;
 	bool hds;			/* tcp-data-split */
+	u32 hds_thresh;			/* hds-thresh, read per packet */
 
 	u8 rss_key[NSIM_RSS_KEY_SIZE];
 	u32 rss_indir[NSIM_RSS_INDIR_SIZE];

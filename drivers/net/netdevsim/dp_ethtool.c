@@ -103,6 +103,8 @@ void nsim_dp_get_ringparam(struct net_device *dev,
 	ring->rx_pending = ns->dp.ring_size;
 	kring->tcp_data_split = ns->dp.hds ? ETHTOOL_TCP_DATA_SPLIT_ENABLED :
 					     ETHTOOL_TCP_DATA_SPLIT_DISABLED;
+	kring->hds_thresh = ns->dp.hds_thresh;
+	kring->hds_thresh_max = NSIM_HDS_THRESH_MAX;
 }
 
 static int nsim_set_ring_size(struct netdevsim *ns, u32 size,
@@ -141,12 +143,17 @@ int nsim_dp_set_ringparam(struct net_device *dev,
 			NL_SET_ERR_MSG(extack, "rx ring size must be at least 1");
 			return -EINVAL;
 		}
+		if (kring->hds_thresh > NSIM_HDS_THRESH_MAX) {
+			NL_SET_ERR_MSG(extack, "hds-thresh above its maximum");
+			return -EINVAL;
+		}
 		err = nsim_set_ring_size(ns, ring->rx_pending, extack);
 		if (err)
 			return err;
 		/* Unknown asks for the default, which is off. */
 		WRITE_ONCE(ns->dp.hds, kring->tcp_data_split ==
 				       ETHTOOL_TCP_DATA_SPLIT_ENABLED);
+		WRITE_ONCE(ns->dp.hds_thresh, kring->hds_thresh);
 	}
 	ns->ethtool.ring.rx_jumbo_pending = ring->rx_jumbo_pending;
 	ns->ethtool.ring.rx_mini_pending = ring->rx_mini_pending;

@@ -106,7 +106,9 @@ static void nsim_rx_fill(struct nsim_rq *rq, netmem_ref netmem,
 }
 
 /* Header split: the headers go to a header buffer, then into the head of
- * a small skb; the header buffer goes straight back to its pool.
+ * a small skb; the header buffer goes straight back to its pool. A TCP or
+ * UDP packet whose payload is no longer than hds-thresh is not split: it
+ * goes whole into the header buffer.
  */
 static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 					  const struct nsim_wpkt *wp,
@@ -121,6 +123,8 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 	/* Not TCP/UDP: as much as fits in the header buffer. */
 	if (!hlen || hlen > NSIM_HDR_BUF_SIZE)
 		hlen = min_t(unsigned int, wp->len, NSIM_HDR_BUF_SIZE);
+	else if (wp->len - hlen <= READ_ONCE(rq->ns->dp.hds_thresh))
+		hlen = wp->len;
 	else
 		hlen = min3(wp->len, hlen + READ_ONCE(rq->hds_payload),
 			    (unsigned int)NSIM_HDR_BUF_SIZE);
