@@ -236,18 +236,29 @@ err_put:
 }
 
 /* Header split keeps headers in host memory: without it, headers would
- * land in device memory, where the stack cannot read them.
+ * land in device memory, where the stack cannot read them. A threshold
+ * above 0 would keep small payloads whole in the header buffer, in host
+ * memory, where a devmem socket would get them as SO_DEVMEM_LINEAR.
  */
-static bool net_devmem_hds_on(struct net_device *dev)
+static int net_devmem_check_hds(struct net_device *dev,
+				struct netlink_ext_ack *extack)
 {
 	const struct ethtool_ops *ops = dev->ethtool_ops;
 	struct kernel_ethtool_ringparam kring = {};
 	struct ethtool_ringparam ring = {};
 
-	if (!ops || !ops->get_ringparam)
-		return false;
-	ops->get_ringparam(dev, &ring, &kring, NULL);
-	return kring.tcp_data_split == ETHTOOL_TCP_DATA_SPLIT_ENABLED;
+	if (ops && ops->get_ringparam)
+		ops->get_ringparam(dev, &ring, &kring, NULL);
+	if (kring.tcp_data_split != ETHTOOL_TCP_DATA_SPLIT_ENABLED) {
+		NL_SET_ERR_MSG(extack,
+			       "header split (tcp-data-split) is off on the device");
+		return -EINVAL;
+	}
+	if (kring.hds_thresh) {
+		NL_SET_ERR_MSG(extack, "hds-thresh is not zero");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void net_devmem_rxq_clear(struct net_devmem_dmabuf_binding *binding,
@@ -292,11 +303,9 @@ int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 			       "driver does not support device memory on this rx queue");
 		return -EOPNOTSUPP;
 	}
-	if (!net_devmem_hds_on(dev)) {
-		NL_SET_ERR_MSG(extack,
-			       "header split (tcp-data-split) is off on the device");
-		return -EINVAL;
-	}
+	err = net_devmem_check_hds(dev, extack);
+	if (err)
+		return err;
 
 	err = xa_insert(&binding->bound_rxqs, idx, rxq, GFP_KERNEL);
 	if (err)
