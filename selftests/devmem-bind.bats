@@ -198,6 +198,20 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	[ -z "$output" ]
 }
 
+@test "bind-rx with hds-thresh above 0: EINVAL; at 0 again it binds" {
+	in_ns "$NSB" "$BIN/tcp-data-split" -t "$DEVB" 1
+	refused "Invalid argument: hds-thresh is not zero" "$IFB" 3 udmabuf:1M
+	run bound_queues
+	[ -z "$output" ]
+	# header split off is said first, as mainline checks it first
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
+	refused "Invalid argument: header split (tcp-data-split) is off on the device" "$IFB" 3 udmabuf:1M
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	in_ns "$NSB" "$BIN/tcp-data-split" -t "$DEVB" 0
+	hold 3 1M
+	unhold
+}
+
 @test "bind-rx: a failure part-way leaves no queue bound" {
 	for q in 1,2,4 0-3,3 2,2; do
 		run nl bind-rx "$IFB" "$q" udmabuf:1M
@@ -267,6 +281,13 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	[ "$status" -eq 1 ]
 	[[ $output == *"cannot turn header split off while device memory is bound to an rx queue"* ]]
 	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB")" = "$DEVB: tcp-data-split on" ]
+	run in_ns "$NSB" "$BIN/tcp-data-split" -t "$DEVB" 64
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "tcp-data-split: $DEVB: Invalid argument: cannot set hds-thresh above 0 while device memory is bound to an rx queue" ]
+	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" -t "$DEVB")" = "$DEVB: hds-thresh 0 max 1024" ]
+	# 0 is what it is: setting it changes nothing and is taken
+	in_ns "$NSB" "$BIN/tcp-data-split" -t "$DEVB" 0
 	run in_ns "$NSB" "$BIN/xdpq" attach "$IFB"
 	[ "$status" -eq 1 ]
 	[ "$output" = "Error: Device or resource busy: Cannot attach XDP while device memory is bound to an rx queue" ]
@@ -285,6 +306,7 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	in_ns "$NSB" "$BIN/xdpq" attach "$IFB"
 	in_ns "$NSB" "$BIN/xdpq" detach "$IFB"
 	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
+	in_ns "$NSB" "$BIN/tcp-data-split" -t "$DEVB" 64
 }
 
 @test "bind and unbind with the interface down; the pool appears when it comes up" {

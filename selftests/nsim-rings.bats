@@ -110,3 +110,93 @@ hds() { in_ns "$NSB" "$BIN/tcp-data-split" "$@"; }
 	[ "$(nsim_stat_sum "$NSB" "$DEVB" drops)" -gt 0 ]
 	[ "$(nsim_stat "$NSA" "$DEVA" tx_tso_skbs)" -gt 0 ]
 }
+
+# payload_bufs_for BYTES: B's queue-0 payload buffers for one connection
+# from A that sends BYTES in one segment (SYN, ACKs and FIN carry none).
+payload_bufs_for() {
+	local port=$((5040 + RANDOM % 1000)) p0
+	p0=$(nsim_stat "$NSB" "$DEVB" rx0_payload_bufs)
+	xfer_start "$NSB" "$port" 0 "$1"
+	xfer_connect "$NSA" "$IP4B" "$port" "$1" 0 >/dev/null
+	xfer_wait
+	nsim_settle
+	echo $(($(nsim_stat "$NSB" "$DEVB" rx0_payload_bufs) - p0))
+}
+
+@test "hds-thresh: 0 (max 1024) by default; set and read back; tcp-data-split unchanged" {
+	run hds -t "$DEVB"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$DEVB: hds-thresh 0 max 1024" ]
+	hds "$DEVB" on
+	hds -t "$DEVB" 512
+	run hds -t "$DEVB"
+	[ "$output" = "$DEVB: hds-thresh 512 max 1024" ]
+	run hds "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split on" ]
+	hds -t "$DEVB" 1024
+	run hds -t "$DEVB"
+	[ "$output" = "$DEVB: hds-thresh 1024 max 1024" ]
+	# ethtool -G of another ring parameter keeps the threshold
+	ethb -G "$DEVB" rx 128
+	run hds -t "$DEVB"
+	[ "$output" = "$DEVB: hds-thresh 1024 max 1024" ]
+	hds -t "$DEVB" 0
+	run hds -t "$DEVB"
+	[ "$output" = "$DEVB: hds-thresh 0 max 1024" ]
+}
+
+@test "hds-thresh above the maximum: EINVAL, the threshold unchanged; lo: EOPNOTSUPP" {
+	hds -t "$DEVB" 100
+	run hds -t "$DEVB" 1025
+	[ "$status" -eq 1 ]
+	[ "$output" = "tcp-data-split: $DEVB: Invalid argument: requested ring size exceeds maximum" ]
+	run hds -t "$DEVB" 4294967295
+	[ "$status" -eq 1 ]
+	[ "$output" = "tcp-data-split: $DEVB: Invalid argument: requested ring size exceeds maximum" ]
+	run hds -t "$DEVB"
+	[ "$output" = "$DEVB: hds-thresh 100 max 1024" ]
+	# a device without ring parameters
+	run hds -t lo 0
+	[ "$status" -eq 1 ]
+	[ "$output" = "tcp-data-split: lo: Operation not supported" ]
+}
+
+@test "hds-thresh: a payload up to it stays whole in the header buffer, a longer one is split" {
+	hds "$DEVB" on
+	# 0: every payload byte is split off, even one
+	run payload_bufs_for 1
+	[ "$output" = 1 ]
+	hds -t "$DEVB" 512
+	run payload_bufs_for 1
+	[ "$output" = 0 ]
+	run payload_bufs_for 512
+	[ "$output" = 0 ]
+	run payload_bufs_for 513
+	[ "$output" = 1 ]
+	# header split off: the threshold means nothing, every packet is
+	# one payload buffer (SYN, ACKs and FIN included)
+	hds "$DEVB" off
+	run payload_bufs_for 100
+	[ "$output" -ge 3 ]
+}
+
+@test "rings attributes numbered before hds-thresh: rx-push and tx-push-buf-len EOPNOTSUPP, the read-only ones EINVAL" {
+	# numbered as in mainline (14-18): no driver here has the push ones
+	run hds --raw 14:u8 "$DEVB" 1
+	[ "$status" -eq 1 ]
+	[ "$output" = "tcp-data-split: $DEVB: Operation not supported: setting rx push not supported" ]
+	run hds --raw 15:u32 "$DEVB" 64
+	[ "$status" -eq 1 ]
+	[ "$output" = "tcp-data-split: $DEVB: Operation not supported: setting tx push buf len is not supported" ]
+	# tx-push-buf-len-max and hds-thresh-max are read-only
+	local a
+	for a in 16 18; do
+		run hds --raw "$a:u32" "$DEVB" 64
+		[ "$status" -eq 1 ]
+		[ "$output" = "tcp-data-split: $DEVB: Invalid argument: Unsupported attribute" ]
+	done
+	# 17 is hds-thresh itself
+	hds --raw 17:u32 "$DEVB" 32
+	run hds -t "$DEVB"
+	[ "$output" = "$DEVB: hds-thresh 32 max 1024" ]
+}

@@ -22,6 +22,7 @@ setup() {
 		[ "$status" -eq 0 ]
 		[[ $output == *"usage: tcp-data-split DEV"* ]]
 		[[ $output == *"on|off|auto"* ]]
+		[[ $output == *"-t DEV BYTES"* ]]
 	done
 }
 
@@ -45,6 +46,46 @@ setup() {
 	run "$TDS" --bogus lo
 	[ "$status" -eq 2 ]
 	[[ $output == "tcp-data-split: unknown option '--bogus'"* ]]
+}
+
+@test "-t: usage errors exit 2; bytes from 0 to 2^32-1" {
+	local v
+	for v in -1 on 1k 4294967296 ""; do
+		run "$TDS" -t lo "$v"
+		[ "$status" -eq 2 ]
+		[[ $output == "tcp-data-split: bad value '$v' (want bytes, 0 to 4294967295)"* ]]
+	done
+	run "$TDS" --hds-thresh
+	[ "$status" -eq 2 ]
+	[[ $output == "tcp-data-split: missing DEV"* ]]
+	# 2^32-1 parses: lo's refusal comes from the kernel, not from us
+	run "$TDS" -t lo 4294967295
+	[ "$status" -eq 1 ]
+	[[ $output == "tcp-data-split: lo: "* ]]
+}
+
+@test "--raw: usage errors exit 2" {
+	local r
+	for r in 0:u8 14 14:u16 x:u8 65536:u32 :u8; do
+		run "$TDS" --raw "$r" lo 1
+		[ "$status" -eq 2 ]
+		[[ $output == "tcp-data-split: bad --raw '$r' (want ATTR:u8 or ATTR:u32)"* ]]
+	done
+	run "$TDS" --raw 14:u8 lo 256
+	[ "$status" -eq 2 ]
+	[[ $output == "tcp-data-split: bad value '256' (want 0 to 255)"* ]]
+	run "$TDS" --raw 15:u32 lo 4294967296
+	[ "$status" -eq 2 ]
+	[[ $output == "tcp-data-split: bad value '4294967296' (want 0 to 4294967295)"* ]]
+	run "$TDS" --raw 14:u8 lo
+	[ "$status" -eq 2 ]
+	[[ $output == "tcp-data-split: --raw needs a VALUE"* ]]
+}
+
+@test "-t: get on lo: the kernel has no ring parameters for it, exit 1" {
+	run "$TDS" --hds-thresh lo
+	[ "$status" -eq 1 ]
+	[ "$output" = "tcp-data-split: lo: Operation not supported" ]
 }
 
 @test "a 15-character name is accepted and reaches the kernel" {

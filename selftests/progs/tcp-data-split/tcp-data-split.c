@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tcp-data-split: get or set the ethtool ring parameter tcp-data-split
- * (header split) of a network device over ethtool generic netlink.
+ * (header split), or hds-thresh, of a network device over ethtool generic
+ * netlink.
  *
  * Debian's ethtool 6.1 can show the parameter but not set it; our kernel
  * accepts ETHTOOL_A_RINGS_TCP_DATA_SPLIT in ETHTOOL_MSG_RINGS_SET for
- * drivers that declare support.  Raw netlink only: glibc and uapi headers.
+ * drivers that declare support, and ETHTOOL_A_RINGS_HDS_THRESH (numbered
+ * as in Linux 6.14).  Raw netlink only: glibc and uapi headers.
  *
  * Exit status: 0 success, 1 failure, 2 usage error.
  */
@@ -63,18 +65,36 @@ struct rings {
 	bool got;
 	bool has_split;
 	__u8 split;
+	bool has_thresh;
+	__u32 thresh, thresh_max;
 };
+
+static bool hds_thresh_mode;	/* -t: hds-thresh instead of tcp-data-split */
+/* --raw ATTR:TYPE: set that rings attribute as it is (tests of refusals) */
+static __u16 raw_attr;
+static bool raw_u8;
 
 static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " DEV               show tcp-data-split of DEV\n"
 		"       " PROG " DEV on|off|auto   set it (auto: driver default)\n"
+		"       " PROG " -t DEV            show hds-thresh of DEV\n"
+		"       " PROG " -t DEV BYTES      set it\n"
 		"       " PROG " -h|--help\n"
 		"\n"
 		"Gets or sets the ethtool ring parameter tcp-data-split (header\n"
 		"split) over ethtool generic netlink.  Showing prints one line,\n"
 		"'DEV: tcp-data-split on|off|unknown'; setting prints nothing.\n"
+		"\n"
+		"  -t, --hds-thresh  hds-thresh instead: the largest payload the\n"
+		"                    device keeps whole in the header buffer.\n"
+		"                    Showing prints 'DEV: hds-thresh N max M', or\n"
+		"                    'DEV: hds-thresh unsupported'.\n"
+		"  --raw ATTR:u8|u32 setting only: put VALUE (a number) in rings\n"
+		"                    attribute number ATTR of that type, whatever\n"
+		"                    the kernel makes of it\n"
+		"\n"
 		"Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
 
@@ -150,6 +170,11 @@ static size_t attr_put(struct msg *m, __u16 type, const void *data,
 static void attr_put_str(struct msg *m, __u16 type, const char *s)
 {
 	attr_put(m, type, s, strlen(s) + 1);
+}
+
+static void attr_put_u32(struct msg *m, __u16 type, __u32 v)
+{
+	attr_put(m, type, &v, sizeof(v));
 }
 
 static void attr_put_u8(struct msg *m, __u16 type, __u8 v)
@@ -478,6 +503,14 @@ static int rings_cb(struct nl *nl, const struct nlmsghdr *nh, void *arg)
 	if (split && attr_get(split, &r->split, sizeof(r->split)))
 		return fail(nl, -EPROTO, "malformed tcp-data-split attribute");
 	r->has_split = !!split;
+	r->has_thresh = tb[ETHTOOL_A_RINGS_HDS_THRESH] &&
+			tb[ETHTOOL_A_RINGS_HDS_THRESH_MAX];
+	if (r->has_thresh &&
+	    (attr_get(tb[ETHTOOL_A_RINGS_HDS_THRESH], &r->thresh,
+		      sizeof(r->thresh)) ||
+	     attr_get(tb[ETHTOOL_A_RINGS_HDS_THRESH_MAX], &r->thresh_max,
+		      sizeof(r->thresh_max))))
+		return fail(nl, -EPROTO, "malformed hds-thresh attribute");
 	r->got = true;
 	return 0;
 }
@@ -507,23 +540,48 @@ static int rings_show(struct nl *nl, const char *dev)
 		return ret;
 	if (!r.got)
 		return fail(nl, -EPROTO, "no ethtool reply");
-	printf("%s: tcp-data-split %s\n", dev, split_name(&r));
+	if (!hds_thresh_mode)
+		printf("%s: tcp-data-split %s\n", dev, split_name(&r));
+	else if (r.has_thresh)
+		printf("%s: hds-thresh %u max %u\n", dev, r.thresh,
+		       r.thresh_max);
+	else
+		printf("%s: hds-thresh unsupported\n", dev);
 	return 0;
 }
 
-static int rings_set(struct nl *nl, const char *dev, __u8 split)
+static int rings_set(struct nl *nl, const char *dev, __u32 value)
 {
 	struct msg m;
 
 	rings_init(&m, nl, ETHTOOL_MSG_RINGS_SET, dev);
-	attr_put_u8(&m, ETHTOOL_A_RINGS_TCP_DATA_SPLIT, split);
+	if (raw_attr && raw_u8)
+		attr_put_u8(&m, raw_attr, value);
+	else if (raw_attr)
+		attr_put_u32(&m, raw_attr, value);
+	else if (hds_thresh_mode)
+		attr_put_u32(&m, ETHTOOL_A_RINGS_HDS_THRESH, value);
+	else
+		attr_put_u8(&m, ETHTOOL_A_RINGS_TCP_DATA_SPLIT, value);
 	return nl_transact(nl, &m, NULL, NULL);
 }
 
 /* ---- main ---- */
 
-static int parse_value(const char *s, __u8 *split)
+static int parse_value(const char *s, __u32 *split)
 {
+	unsigned long long v;
+	char *end;
+
+	if (hds_thresh_mode || raw_attr) {
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (!*s || *s == '-' || *end || errno ||
+		    v > (raw_u8 ? 0xffULL : 0xffffffffULL))
+			return -1;
+		*split = v;
+		return 0;
+	}
 	if (!strcmp(s, "on"))
 		*split = ETHTOOL_TCP_DATA_SPLIT_ENABLED;
 	else if (!strcmp(s, "off"))
@@ -540,15 +598,34 @@ static int parse_opts(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "hds-thresh", no_argument, NULL, 't' },
+		{ "raw", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
+	unsigned long a;
+	char *end;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+ht", opts, NULL)) != -1) {
 		if (c == 'h') {
 			print_usage(stdout);
 			exit(0);
+		}
+		if (c == 't') {
+			hds_thresh_mode = true;
+			continue;
+		}
+		if (c == 'r') {
+			errno = 0;
+			a = strtoul(optarg, &end, 10);
+			if (end == optarg || errno || !a || a > 0xffff ||
+			    (strcmp(end, ":u8") && strcmp(end, ":u32")))
+				return usage_error("bad --raw '%s' (want ATTR:u8 or ATTR:u32)",
+						   optarg);
+			raw_attr = a;
+			raw_u8 = !strcmp(end, ":u8");
+			continue;
 		}
 		return usage_error("unknown option '%s'", argv[optind - 1]);
 	}
@@ -558,12 +635,19 @@ static int parse_opts(int argc, char **argv)
 static int run(const char *dev, const char *value)
 {
 	struct nl *nl;
-	__u8 split = 0;
+	__u32 split = 0;
 	int ret;
 
 	if (value && parse_value(value, &split))
-		return usage_error("bad value '%s' (want on, off or auto)",
+		return usage_error(raw_attr ? (raw_u8 ?
+				   "bad value '%s' (want 0 to 255)" :
+				   "bad value '%s' (want 0 to 4294967295)") :
+				   hds_thresh_mode ?
+				   "bad value '%s' (want bytes, 0 to 4294967295)" :
+				   "bad value '%s' (want on, off or auto)",
 				   value);
+	if (raw_attr && !value)
+		return usage_error("%s", "--raw needs a VALUE");
 	nl = calloc(1, sizeof(*nl));
 	if (!nl) {
 		perror(PROG);
