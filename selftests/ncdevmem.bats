@@ -242,6 +242,47 @@ nothing_bound() {
 	[ "${SUM[bytes]}" -gt $((1 << 20)) ]
 }
 
+# one_write SIZE [ADDR]: SIZE zero bytes from A in one write (socat's
+# buffer as large, nodelay), as mainline's check_rx_hds sends them.
+one_write() {
+	in_ns "$NSA" bash -c "head -c $1 /dev/zero |
+		socat -b $1 -u - TCP:${2:-$IP4B}:$PORT,nodelay"
+}
+
+@test "check_rx_hds: payloads of 1 to 8192 bytes, one write each, never arrive as SO_DEVMEM_LINEAR (-L)" {
+	local size
+	for size in 1 8 16 32 64 128 256 512 1024 2048 4096 8192; do
+		srv_start -L -b "$size"
+		one_write "$size"
+		srv_wait
+		[ "$SRV_RC" -eq 0 ]
+		[ "${SUM[result]}" = pass ]
+		[ "${SUM[devmem bytes]}" = "$size" ]
+		[ "${SUM[linear bytes]}" = 0 ]
+	done
+	nothing_bound
+}
+
+@test "-L: a payload the device kept with the headers fails the server, naming it" {
+	# netdevsim's queue 3 keeps the first 8 payload bytes of each packet
+	# in the header buffer, as a device with a split offset would
+	echo 8 >"$DFSB/rxq/3/hds_payload"
+	srv_start -L -b 100
+	one_write 100
+	srv_wait
+	[ "$SRV_RC" -eq 1 ]
+	[ "${SUM[linear bytes]}" = 8 ]
+	[ "${SUM[result]}" = "FAIL: received SCM_DEVMEM_LINEAR (8 bytes at offset 0) but --fail-on-linear (-L) set" ]
+	nothing_bound
+	# without -L the same stream passes, 8 bytes linear
+	srv_start -b 100
+	one_write 100
+	srv_wait
+	[ "$SRV_RC" -eq 0 ]
+	[ "${SUM[linear bytes]}" = 8 ]
+	[ "${SUM[devmem bytes]}" = 92 ]
+}
+
 @test "-n: the test sets the NIC up itself; ncdevmem changes nothing on it, binds queue 3, and validates" {
 	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
 	in_ns "$NSB" ethtool -X "$DEVB" equal 3

@@ -78,6 +78,7 @@ usage_error() {
 	usage_error "-z is a client option (not with -l)" -l -s 127.0.0.1 -p 1 -f lo -z 4K
 	usage_error "-o is a server option (needs -l)" -s 127.0.0.1 -p 1 -o /dev/null
 	usage_error "-r is a server option (needs -l)" -s 127.0.0.1 -p 1 -r "$T/r"
+	usage_error "-L is a server option (needs -l)" -s 127.0.0.1 -p 1 -L
 	usage_error "--dmabuf is for the server (-l) or the client with -f: the plain client has no dma-buf" \
 		-s 127.0.0.1 -p 1 --dmabuf heap
 	usage_error "--dmabuf-size is for the server (-l) or the client with -f: the plain client has no dma-buf" \
@@ -171,10 +172,13 @@ dry() {
 @test "--dry-run: defaults, mainline's option letters, long names, sizes" {
 	# mainline's server line
 	dry mode=server server=192.0.2.2 client= port=5201 validate=0 period=0 \
-		queues=1 first-queue=auto interface=eth1 setup=yes bytes=any \
-		dmabuf=udmabuf dmabuf-size=67108864 progress=auto json=no trace= -- \
+		queues=1 first-queue=auto interface=eth1 setup=yes fail-on-linear=no \
+		bytes=any dmabuf=udmabuf dmabuf-size=67108864 progress=auto json=no trace= -- \
 		-l -s 192.0.2.2 -p 5201 -f eth1
 	dry trace=/tmp/t -- -l -s 192.0.2.2 -p 5201 -f eth1 --trace /tmp/t
+	# mainline's check_rx_hds line
+	dry fail-on-linear=yes setup=yes -- -l -f eth1 -s 192.0.2.2 -p 5201 -L
+	dry fail-on-linear=yes -- -l -f eth1 -s 192.0.2.2 -p 5201 --fail-on-linear
 	dry mode=server client=192.0.2.1 validate=7 period=7 queues=2 \
 		first-queue=4 setup=no bytes=268435456 output=- ready-file=/tmp/r -- \
 		-s 192.0.2.2 -c 192.0.2.1 -f eth1 -l -p 5201 -v 7 -q 2 -t 4 -n \

@@ -54,6 +54,9 @@ static const char usage_text[] =
 "  -f, --interface IFNAME  server: the device (required); client: send from\n"
 "                          device memory through it\n"
 "  -n, --no-setup          server: leave the NIC as it is (set up by the caller)\n"
+"  -L, --fail-on-linear    server: fail on any payload the kernel delivers in\n"
+"                          host memory (SO_DEVMEM_LINEAR) instead of the\n"
+"                          dma-buf, as a header split that kept it did\n"
 "  -b, --bytes, --size SIZE\n"
 "                          server: expect exactly SIZE bytes; client: send\n"
 "                          SIZE bytes of the -v pattern instead of stdin\n"
@@ -177,6 +180,7 @@ static const struct option long_opts[] = {
 	{ "first-queue", required_argument, NULL, 't' },
 	{ "interface",	 required_argument, NULL, 'f' },
 	{ "no-setup",	 no_argument,	    NULL, 'n' },
+	{ "fail-on-linear", no_argument,    NULL, 'L' },
 	{ "bytes",	 required_argument, NULL, 'b' },
 	{ "size",	 required_argument, NULL, 'b' },
 	{ "chunk",	 required_argument, NULL, 'z' },
@@ -236,7 +240,7 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 
 	optind = 0;	/* glibc: a full reset */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ls:c:p:v:q:t:f:nb:z:o:r:h",
+	while ((c = getopt_long(argc, argv, ":Lls:c:p:v:q:t:f:nb:z:o:r:h",
 				long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
@@ -277,6 +281,10 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 			break;
 		case 'n':
 			cfg->no_setup = true;
+			break;
+		case 'L':
+			cfg->fail_on_linear = true;
+			server_only = "-L";
 			break;
 		case 'b':
 			if (parse_size(optarg, &size))
@@ -432,6 +440,7 @@ void print_config(FILE *f, const struct config *cfg)
 		fprintf(f, "first-queue=%d\n", cfg->first_queue);
 	fprintf(f, "interface=%s\n", str(cfg->ifname));
 	fprintf(f, "setup=%s\n", cfg->no_setup ? "no" : "yes");
+	fprintf(f, "fail-on-linear=%s\n", cfg->fail_on_linear ? "yes" : "no");
 	if (cfg->has_bytes)
 		fprintf(f, "bytes=%llu\n", (unsigned long long)cfg->bytes);
 	else

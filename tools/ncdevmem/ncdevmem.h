@@ -43,6 +43,7 @@ struct config {
 	bool plain;			/* --plain: the client without devmem */
 	bool devmem_tx;			/* client with -f and not --plain */
 	bool no_setup;			/* -n */
+	bool fail_on_linear;		/* -L */
 	uint64_t bytes;			/* -b; see has_bytes */
 	bool has_bytes;
 	size_t chunk;			/* -z: bytes per send() (plain client),

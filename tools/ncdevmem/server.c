@@ -340,10 +340,14 @@ static int take(struct server *s, const struct devmem_rx_result *res,
 				return -1;
 			continue;
 		}
+		s->linear_bytes += seg->len;
+		if (s->cfg->fail_on_linear)
+			return failf(s, EXIT_FAIL,
+				     "received SCM_DEVMEM_LINEAR (%u bytes at offset %llu) but --fail-on-linear (-L) set",
+				     seg->len, (unsigned long long)s->off);
 		if (trace(s, "l %u\n", seg->len) ||
 		    consume(s, seg->host, seg->len))
 			return -1;
-		s->linear_bytes += seg->len;
 	}
 	return 0;
 }
