@@ -24,9 +24,9 @@ test_setup() {
 test_teardown() { nsim_cleanup; }
 
 # nic_state: what ncdevmem's set-up touches on B, as one text: header
-# split, n-tuple rules, the RSS table, the ntuple feature.
+# split and hds-thresh, n-tuple rules, the RSS table, the ntuple feature.
 nic_state() {
-	in_ns "$NSB" bash -c "'$BIN/tcp-data-split' $DEVB; ethtool -n $DEVB; ethtool -x $DEVB; ethtool -k $DEVB | grep ntuple"
+	in_ns "$NSB" bash -c "'$BIN/tcp-data-split' $DEVB; '$BIN/tcp-data-split' -t $DEVB; ethtool -n $DEVB; ethtool -x $DEVB; ethtool -k $DEVB | grep ntuple"
 }
 
 # srv_start [ncdevmem args]: the server on B's IPv4 address (-s in the
@@ -260,6 +260,26 @@ one_write() {
 		[ "${SUM[devmem bytes]}" = "$size" ]
 		[ "${SUM[linear bytes]}" = 0 ]
 	done
+	nothing_bound
+}
+
+@test "a device with hds-thresh above 0: the server takes it to 0 while it runs, and back" {
+	in_ns "$NSB" "$BIN/tcp-data-split" -t "$DEVB" 200
+	local before during
+	before=$(nic_state)
+	[[ $before == *"$DEVB: hds-thresh 200 max 1024"* ]]
+	srv_start -L -v 7 -b 256K
+	during=$(nic_state)
+	echo "$during"
+	[[ $during == *"$DEVB: tcp-data-split on"* ]]
+	[[ $during == *"$DEVB: hds-thresh 0 max 1024"* ]]
+	# small writes: none kept with the headers
+	in_ns "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" | head -c 256K |
+		socat -b 100 -u - TCP:$IP4B:$PORT,nodelay"
+	srv_wait
+	summary_pass $((256 << 10)) 7
+	[ "${SUM[linear bytes]}" = 0 ]
+	[ "$(nic_state)" = "$before" ]
 	nothing_bound
 }
 

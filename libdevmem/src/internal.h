@@ -165,6 +165,9 @@ struct devmem_nic_hooks {
 	int (*ioctl)(void *arg, void *data);
 	int (*hds_get)(void *arg, uint8_t *hds);
 	int (*hds_set)(void *arg, uint8_t hds);
+	/* NULL: a device without hds-thresh */
+	int (*thresh_get)(void *arg, uint32_t *thresh);
+	int (*thresh_set)(void *arg, uint32_t thresh);
 	int (*ntuple_get)(void *arg, int *active, int *changeable);
 	int (*ntuple_set)(void *arg, int on);
 };

@@ -58,12 +58,14 @@ enum nic_kind {
 	NIC_NTUPLE,		/* the ntuple feature was off */
 	NIC_RSS,		/* the indirection table was this */
 	NIC_RULE,		/* a rule was inserted */
+	NIC_HDS_THRESH,		/* hds-thresh was thresh */
 };
 
 struct nic_change {
 	enum nic_kind kind;
 	union {
 		uint8_t hds;			/* ETHTOOL_TCP_DATA_SPLIT_* */
+		uint32_t thresh;		/* hds-thresh */
 		struct {
 			uint32_t size;		/* 0: the default table */
 			uint32_t *table;
@@ -286,51 +288,112 @@ static const char *nic_hds_name(uint8_t v)
 	return "unknown";
 }
 
+/* What a rings reply says of header split. */
+struct nic_rings {
+	uint8_t hds;			/* ETHTOOL_TCP_DATA_SPLIT_* */
+	int has_thresh;			/* the device reports hds-thresh */
+	uint32_t thresh;
+};
+
 static int nic_rings_reply(struct nl_msg *msg, void *arg)
 {
 	struct nlattr *tb[ETHTOOL_A_RINGS_MAX + 1];
-	uint8_t *v = arg;
+	struct nic_rings *r = arg;
 	int err;
 
 	err = devmem_nl_parse(msg, tb, ETHTOOL_A_RINGS_MAX);
 	if (err)
 		return err;
-	/* The kernel leaves the attribute out when the driver says nothing. */
-	*v = ETHTOOL_TCP_DATA_SPLIT_UNKNOWN;
+	/* The kernel leaves attributes out when the driver says nothing. */
+	r->hds = ETHTOOL_TCP_DATA_SPLIT_UNKNOWN;
+	r->has_thresh = !!tb[ETHTOOL_A_RINGS_HDS_THRESH];
+	r->thresh = 0;
+	if (r->has_thresh) {
+		err = devmem_nl_u32(tb[ETHTOOL_A_RINGS_HDS_THRESH],
+				    "hds-thresh", &r->thresh);
+		if (err)
+			return err;
+	}
 	if (!tb[ETHTOOL_A_RINGS_TCP_DATA_SPLIT])
 		return 0;
 	err = devmem_nl_u8(tb[ETHTOOL_A_RINGS_TCP_DATA_SPLIT],
-			   "tcp-data-split", v);
-	if (!err && *v > ETHTOOL_TCP_DATA_SPLIT_ENABLED)
+			   "tcp-data-split", &r->hds);
+	if (!err && r->hds > ETHTOOL_TCP_DATA_SPLIT_ENABLED)
 		return devmem_fail(-EPROTO, "the kernel's tcp-data-split is %u",
-				   *v);
+				   r->hds);
 	return err;
 }
 
 static int nic_hds_get(struct devmem_nic *n, uint8_t *v)
 {
-	if (n->hooks)
-		return nic_hooked(n, n->hooks->hds_get(n->hook_arg, v),
-				  "tcp-data-split");
-	return nic_get(n, ETHTOOL_MSG_RINGS_GET, nic_rings_reply, v);
-}
-
-static int nic_hds_set(struct devmem_nic *n, uint8_t v)
-{
-	struct nl_msg *req;
+	struct nic_rings r;
 	int err;
 
 	if (n->hooks)
-		return nic_hooked(n, n->hooks->hds_set(n->hook_arg, v),
-				  "setting tcp-data-split");
-	err = nic_request(n, ETHTOOL_MSG_RINGS_SET, 0, nla_total_size(1), &req);
+		return nic_hooked(n, n->hooks->hds_get(n->hook_arg, v),
+				  "tcp-data-split");
+	err = nic_get(n, ETHTOOL_MSG_RINGS_GET, nic_rings_reply, &r);
+	if (!err)
+		*v = r.hds;
+	return err;
+}
+
+/* One u32 or u8 rings attribute @type set to @v. */
+static int nic_rings_set(struct devmem_nic *n, int type, uint32_t v)
+{
+	int u8 = type == ETHTOOL_A_RINGS_TCP_DATA_SPLIT;
+	struct nl_msg *req;
+	int err;
+
+	err = nic_request(n, ETHTOOL_MSG_RINGS_SET, 0,
+			  nla_total_size(u8 ? 1 : 4), &req);
 	if (err)
 		return err;
-	if (nla_put_u8(req, ETHTOOL_A_RINGS_TCP_DATA_SPLIT, v)) {
+	if (u8 ? nla_put_u8(req, type, v) : nla_put_u32(req, type, v)) {
 		nlmsg_free(req);
 		return devmem_fail(-ENOMEM, "ethtool request does not fit");
 	}
 	return devmem_nl_transact(&n->nl, req, NULL, NULL);
+}
+
+static int nic_hds_set(struct devmem_nic *n, uint8_t v)
+{
+	if (n->hooks)
+		return nic_hooked(n, n->hooks->hds_set(n->hook_arg, v),
+				  "setting tcp-data-split");
+	return nic_rings_set(n, ETHTOOL_A_RINGS_TCP_DATA_SPLIT, v);
+}
+
+/* hds-thresh in *@v, *@has 0 when the device has none (a kernel before
+ * Linux 6.14's rings attributes, or a driver without it).
+ */
+static int nic_thresh_get(struct devmem_nic *n, int *has, uint32_t *v)
+{
+	struct nic_rings r;
+	int err;
+
+	if (n->hooks) {
+		*has = !!n->hooks->thresh_get;
+		*v = 0;
+		if (!*has)
+			return 0;
+		return nic_hooked(n, n->hooks->thresh_get(n->hook_arg, v),
+				  "hds-thresh");
+	}
+	err = nic_get(n, ETHTOOL_MSG_RINGS_GET, nic_rings_reply, &r);
+	if (err)
+		return err;
+	*has = r.has_thresh;
+	*v = r.thresh;
+	return 0;
+}
+
+static int nic_thresh_set(struct devmem_nic *n, uint32_t v)
+{
+	if (n->hooks)
+		return nic_hooked(n, n->hooks->thresh_set(n->hook_arg, v),
+				  "setting hds-thresh");
+	return nic_rings_set(n, ETHTOOL_A_RINGS_HDS_THRESH, v);
 }
 
 /* ---- the ntuple feature (ethtool netlink: features) ---- */
@@ -719,6 +782,8 @@ static int nic_undo_one(struct devmem_nic *n, const struct nic_change *c)
 	switch (c->kind) {
 	case NIC_HDS:
 		return nic_hds_set(n, c->hds);
+	case NIC_HDS_THRESH:
+		return nic_thresh_set(n, c->thresh);
 	case NIC_NTUPLE:
 		return nic_ntuple_want(n, 0);
 	case NIC_RSS:
@@ -892,6 +957,8 @@ static int nic_write_change(FILE *fp, const struct nic_change *c)
 	switch (c->kind) {
 	case NIC_HDS:
 		return fprintf(fp, "header-split %s\n", nic_hds_name(c->hds));
+	case NIC_HDS_THRESH:
+		return fprintf(fp, "hds-thresh %u\n", c->thresh);
 	case NIC_NTUPLE:
 		return fprintf(fp, "ntuple off\n");
 	case NIC_RSS:
@@ -1223,6 +1290,25 @@ DEVMEM_EXPORT int devmem_nic_ifindex(const struct devmem_nic *n)
 	return n->ifindex;
 }
 
+/* Payload kept with the headers would land in host memory: a device
+ * with an hds-thresh gets 0, the old value recorded.
+ */
+static int nic_thresh_zero(struct devmem_nic *n)
+{
+	uint32_t old;
+	int err, has;
+
+	err = nic_thresh_get(n, &has, &old);
+	if (err || !has || !old)
+		return err;
+	err = nic_thresh_set(n, 0);
+	if (err)
+		return err;
+	if (!nic_find(n, NIC_HDS_THRESH))
+		nic_record(n, NIC_HDS_THRESH)->thresh = old;
+	return 0;
+}
+
 static int nic_hds_change(struct devmem_nic *n, int on)
 {
 	uint8_t old, want;
@@ -1230,17 +1316,19 @@ static int nic_hds_change(struct devmem_nic *n, int on)
 
 	want = on ? ETHTOOL_TCP_DATA_SPLIT_ENABLED :
 		    ETHTOOL_TCP_DATA_SPLIT_DISABLED;
-	err = nic_reserve(n, 1);
+	err = nic_reserve(n, 2);
 	if (!err)
 		err = nic_hds_get(n, &old);
-	if (err || old == want)
-		return err;
-	err = nic_hds_set(n, want);
 	if (err)
 		return err;
-	if (!nic_find(n, NIC_HDS))
-		nic_record(n, NIC_HDS)->hds = old;
-	return 0;
+	if (old != want) {
+		err = nic_hds_set(n, want);
+		if (err)
+			return err;
+		if (!nic_find(n, NIC_HDS))
+			nic_record(n, NIC_HDS)->hds = old;
+	}
+	return on ? nic_thresh_zero(n) : 0;
 }
 
 DEVMEM_EXPORT int devmem_nic_header_split(struct devmem_nic *n, int on)
@@ -1255,7 +1343,10 @@ DEVMEM_EXPORT int devmem_nic_header_split(struct devmem_nic *n, int on)
 	if (err)
 		return err;
 	mark = n->nr;
-	return nic_state_commit(n, mark, nic_hds_change(n, on));
+	err = nic_hds_change(n, on);
+	if (err)
+		err = nic_unwind(n, mark, err);
+	return nic_state_commit(n, mark, err);
 }
 
 /* A device state and a range of queues A..B from the caller. */
@@ -1607,6 +1698,7 @@ static int nic_load_rule(struct devmem_nic *n, struct nic_loader *l)
 static int nic_load_line(struct devmem_nic *n, struct nic_loader *l, char *line)
 {
 	const char *kind;
+	uint32_t v;
 	int err;
 
 	/* An RSS table has as many words as entries: they stay in rest. */
@@ -1631,6 +1723,15 @@ static int nic_load_line(struct devmem_nic *n, struct nic_loader *l, char *line)
 			return nic_bad(l, "expected \"header-split on|off|unknown\"");
 		return 0;
 	}
+	if (!strcmp(kind, "hds-thresh")) {
+		if (nic_find(n, NIC_HDS_THRESH))
+			return nic_bad(l, "a second hds-thresh line");
+		if (l->nr != 2 || l->rest ||
+		    nic_parse_u32(l->words[1], UINT32_MAX, &v))
+			return nic_bad(l, "expected \"hds-thresh BYTES\"");
+		nic_record(n, NIC_HDS_THRESH)->thresh = v;
+		return 0;
+	}
 	if (!strcmp(kind, "ntuple")) {
 		if (nic_find(n, NIC_NTUPLE))
 			return nic_bad(l, "a second ntuple line");
@@ -1646,7 +1747,7 @@ static int nic_load_line(struct devmem_nic *n, struct nic_loader *l, char *line)
 	}
 	if (!strcmp(kind, "rule"))
 		return nic_load_rule(n, l);
-	return nic_bad(l, "unknown line (header-split, ntuple, rss or rule expected)");
+	return nic_bad(l, "unknown line (header-split, hds-thresh, ntuple, rss or rule expected)");
 }
 
 /* The version and device lines. */

@@ -356,10 +356,15 @@ static int test_malformed(void)
 		{ "libdevmem-nic 1\ndevice 1 abcdefghijklmnop\n", "2: expected \"device IFINDEX NAME\"" },
 		{ "libdevmem-nic 1\ndevice 1\n", "2: expected \"device IFINDEX NAME\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\n\n", "3: empty field (fields are separated by one space)" },
-		{ "libdevmem-nic 1\ndevice 1 lo\n# comment\n", "3: unknown line (header-split, ntuple, rss or rule expected)" },
+		{ "libdevmem-nic 1\ndevice 1 lo\n# comment\n", "3: unknown line (header-split, hds-thresh, ntuple, rss or rule expected)" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nheader-split maybe\n", "3: expected \"header-split on|off|unknown\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nheader-split on off\n", "3: expected \"header-split on|off|unknown\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nheader-split on\nheader-split off\n", "4: a second header-split line" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nhds-thresh\n", "3: expected \"hds-thresh BYTES\"" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nhds-thresh -1\n", "3: expected \"hds-thresh BYTES\"" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nhds-thresh 4294967296\n", "3: expected \"hds-thresh BYTES\"" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nhds-thresh 1 2\n", "3: expected \"hds-thresh BYTES\"" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nhds-thresh 1\nhds-thresh 2\n", "4: a second hds-thresh line" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nntuple on\n", "3: expected \"ntuple off\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nntuple off\nntuple off\n", "4: a second ntuple line" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nrss\n", "3: expected \"rss default\" or \"rss table SIZE ENTRY...\"" },
@@ -500,6 +505,9 @@ struct fake_nic {
 	int used[FAKE_RULES];
 	int fail_hds_set;	/* -errno: the next hds_set fails */
 	unsigned int hds_sets;
+	uint32_t thresh;	/* hds-thresh (fake_thresh_hooks) */
+	int fail_thresh_set;	/* -errno: the next thresh_set fails */
+	unsigned int thresh_sets;
 };
 
 static void fake_rss_default(struct fake_nic *f)
@@ -598,6 +606,25 @@ static int fake_hds_set(void *arg, uint8_t hds)
 	return 0;
 }
 
+static int fake_thresh_get(void *arg, uint32_t *thresh)
+{
+	*thresh = ((struct fake_nic *)arg)->thresh;
+	return 0;
+}
+
+static int fake_thresh_set(void *arg, uint32_t thresh)
+{
+	struct fake_nic *f = arg;
+	int err = f->fail_thresh_set;
+
+	f->fail_thresh_set = 0;
+	if (err)
+		return err;
+	f->thresh = thresh;
+	f->thresh_sets++;
+	return 0;
+}
+
 static int fake_ntuple_get(void *arg, int *active, int *changeable)
 {
 	*active = ((struct fake_nic *)arg)->ntuple;
@@ -628,6 +655,17 @@ static const struct devmem_nic_hooks fake_hooks = {
 	.ioctl = fake_ioctl,
 	.hds_get = fake_hds_get,
 	.hds_set = fake_hds_set,
+	.ntuple_get = fake_ntuple_get,
+	.ntuple_set = fake_ntuple_set,
+};
+
+/* The same device with an hds-thresh. */
+static const struct devmem_nic_hooks fake_thresh_hooks = {
+	.ioctl = fake_ioctl,
+	.hds_get = fake_hds_get,
+	.hds_set = fake_hds_set,
+	.thresh_get = fake_thresh_get,
+	.thresh_set = fake_thresh_set,
 	.ntuple_get = fake_ntuple_get,
 	.ntuple_set = fake_ntuple_set,
 };
@@ -961,6 +999,97 @@ static int test_state_refused(void)
 	return T_PASS;
 }
 
+/* Header split on takes hds-thresh to 0 where the device has one (no
+ * payload kept with the headers, in host memory); restore puts it back,
+ * after the bindings are gone. Off, and a device at 0, leave it alone.
+ */
+static int test_hds_thresh(void)
+{
+	struct devmem_flow f = { .size = sizeof(f) };
+	struct devmem_nic *n;
+	struct fake_nic fake;
+
+	fake_init(&fake);
+	fake.thresh = 256;
+	CHECK_EQ(devmem_nic_new(&n, LO), 0);
+	devmem_nic_set_hooks(n, &fake_thresh_hooks, &fake);
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_ENABLED);
+	CHECK_EQ(fake.thresh, 0);
+	CHECK(state_is("header-split off\nhds-thresh 256\n"));
+	/* again: nothing more to do or record */
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	CHECK_EQ(fake.thresh_sets, 1);
+	CHECK(state_is("header-split off\nhds-thresh 256\n"));
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	CHECK_EQ(fake.thresh, 256);
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_DISABLED);
+
+	/* header split already on: the threshold alone is a change */
+	fake.hds = ETHTOOL_TCP_DATA_SPLIT_ENABLED;
+	CHECK_EQ(devmem_nic_setup(n, 3, 3, &f), -EINVAL);
+	f.family = AF_INET;
+	inet_pton(AF_INET, "192.0.2.2", f.dst);
+	f.dst_port = 5201;
+	CHECK_EQ(devmem_nic_setup(n, 3, 3, &f), 0);
+	CHECK_EQ(fake.thresh, 0);
+	CHECK(state_is("hds-thresh 256\nrss default\nntuple off\n"
+		       "rule 0 3 192.0.2.2 5201 any\n"));
+	/* an undo that fails stays recorded, with its reason */
+	fake.fail_thresh_set = -EBUSY;
+	CHECK_EQ(devmem_nic_restore(n), -EBUSY);
+	CHECK(reason_is("lo: setting hds-thresh: Device or resource busy"));
+	CHECK(state_is("hds-thresh 256\n"));
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	CHECK_EQ(fake.thresh, 256);
+
+	/* turning header split off touches no threshold */
+	CHECK_EQ(devmem_nic_header_split(n, 0), 0);
+	CHECK_EQ(fake.thresh, 256);
+	CHECK(state_is("header-split on\n"));
+	CHECK_EQ(devmem_nic_restore(n), 0);
+
+	/* a threshold that cannot be set fails the set-up, undone */
+	fake.hds = ETHTOOL_TCP_DATA_SPLIT_DISABLED;
+	fake.fail_thresh_set = -EOPNOTSUPP;
+	CHECK_EQ(devmem_nic_header_split(n, 1), -EOPNOTSUPP);
+	CHECK(reason_is("lo: setting hds-thresh: Operation not supported"));
+	CHECK(state_gone());
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_DISABLED);
+	CHECK_EQ(fake.thresh, 256);
+
+	/* at 0 already: nothing recorded */
+	fake.thresh = 0;
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	CHECK(state_is("header-split off\n"));
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	devmem_nic_free(n);
+	return T_PASS;
+}
+
+/* A state file with an hds-thresh line loads and restores it. */
+static int test_hds_thresh_recover(void)
+{
+	static const char text[] =
+		"libdevmem-nic 1\ndevice 1 lo\nheader-split off\nhds-thresh 64\n";
+	struct devmem_nic *n;
+	struct fake_nic fake;
+
+	fake_init(&fake);
+	fake.hds = ETHTOOL_TCP_DATA_SPLIT_ENABLED;
+	CHECK_EQ(write_file(state_path, text, strlen(text)), 0);
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
+	devmem_nic_set_hooks(n, &fake_thresh_hooks, &fake);
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK(state_gone());
+	CHECK_EQ(fake.thresh, 64);
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_DISABLED);
+	devmem_nic_free(n);
+	return T_PASS;
+}
+
 static const struct t_case cases[] = {
 	{ "flow-good", test_flow_good },
 	{ "flow-bad", test_flow_bad },
@@ -975,6 +1104,8 @@ static const struct t_case cases[] = {
 	{ "state-left", test_state_left },
 	{ "state-lock", test_state_lock },
 	{ "state-refused", test_state_refused },
+	{ "hds-thresh", test_hds_thresh },
+	{ "hds-thresh-recover", test_hds_thresh_recover },
 };
 
 int main(void)
