@@ -16,7 +16,11 @@ test_setup() {
 	NSIM_NO_IPV6=1 nsim_pair 4
 	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
 }
-test_teardown() { nsim_cleanup; }
+test_teardown() {
+	[ -z "${UNS_PID:-}" ] || kill "$UNS_PID" 2>/dev/null || true
+	[ -z "${UDMABUF_MODE:-}" ] || chmod "$UDMABUF_MODE" /dev/udmabuf
+	nsim_cleanup
+}
 
 nl() { in_ns "$NSB" "$BIN/netdev-nl" "$@"; }
 # The same without CAP_NET_ADMIN.
@@ -437,4 +441,54 @@ kernel_mem() { awk '/^(Slab|VmallocUsed):/ { t += $2 } END { print t }' /proc/me
 	per=$((kib * 1024 / 262144))
 	echo "# 1 GiB bind: ${us} us (under TCG), slab+vmalloc ${kib} KiB = ${per} bytes per buffer" >&3
 	[ "$per" -le 48 ]
+}
+
+# As uid 65534: the unprivileged user that owns UNS_PID's user namespace.
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# uns CMD...: CMD as root of that user namespace, in the netns it owns.
+uns() { as_nobody nsenter -t "$UNS_PID" -U -n --preserve-credentials "$@"; }
+# The namespaces' process runs sleep once unshare has written its maps.
+uns_ready() { [ "$(cat "/proc/$UNS_PID/comm" 2>/dev/null)" = sleep ]; }
+
+@test "bind-rx from an unprivileged user's own user and network namespaces: allowed; without CAP_NET_ADMIN over the netns: EPERM" {
+	# the user opens /dev/udmabuf itself (restored by the teardown)
+	UDMABUF_MODE=$(stat -c %a /dev/udmabuf)
+	chmod 666 /dev/udmabuf
+	# root of a user namespace of its own, but B's netns belongs to the
+	# initial one: EPERM
+	run ip netns exec "$NSB" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups unshare -Ur "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:1M
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Operation not permitted" ]
+
+	# the user's own user and network namespaces, with B's port moved in
+	# (setpriv itself in the background, so that $! is the sleep it
+	# becomes; bats' fd 3 closed, or bats waits for it)
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		unshare -Urn sleep 600 3>&- &
+	UNS_PID=$!
+	wait_until 20 uns_ready
+	ip -n "$NSB" link set "$DEVB" netns "$UNS_PID"
+	local ifi
+	ifi=$(uns ip -o link show "$DEVB" | cut -d: -f1)
+	uns ip link set "$DEVB" up
+	# header split was on before the move and moved with the port
+	run uns "$BIN/tcp-data-split" "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split on" ]
+	run uns "$BIN/netdev-nl" bind-rx "$ifi" 3 udmabuf:1M --run \
+		"$BIN/netdev-nl" queue-get "$ifi" rx 3
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} =~ ^bind-rx\ id=([0-9]+)$ ]]
+	[[ ${lines[1]} == "queue id=3 type=rx ifindex=$ifi "*" dmabuf=${BASH_REMATCH[1]}" ]]
+	# the same user, root there but without CAP_NET_ADMIN: EPERM
+	run uns setpriv --bounding-set -net_admin --inh-caps -net_admin \
+		"$BIN/netdev-nl" bind-rx "$ifi" 3 udmabuf:1M
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "Error: Operation not permitted" ]
+	# nothing stayed bound
+	run uns "$BIN/netdev-nl" queue-get "$ifi" rx 3
+	[[ $output != *dmabuf=* ]]
 }

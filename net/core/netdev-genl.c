@@ -580,8 +580,10 @@ static const struct genl_ops netdev_nl_ops[] = {
 		.doit = netdev_nl_bind_rx_doit,
 		.policy = netdev_bind_rx_policy,
 		.maxattr = NETDEV_A_DMABUF_FD,
-		/* CAP_NET_ADMIN, checked before the policy, as mainline */
-		.flags = GENL_ADMIN_PERM,
+		/* CAP_NET_ADMIN over the user namespace that owns the
+		 * netns, checked before the policy, as mainline (7.2)
+		 */
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		/* no capability needed, as mainline: the caller sends
