@@ -148,7 +148,13 @@ stream_rx() {
 stream() {
 	local bytes=${!#} id
 	stream_rx "$@"
-	send "$IP4B" "$bytes"
+	# a sender that fails has a receiver that failed first: say why
+	send "$IP4B" "$bytes" || {
+		wait "$URING_PID" || true
+		cat "$URING_OUT"
+		in_ns "$NSB" ethtool -S "$DEVB" | grep -E "rx3_" || true
+		return 1
+	}
 	bytes=$(numfmt --from=iec "$bytes")
 	local rc=0
 	wait "$URING_PID" || rc=$?
