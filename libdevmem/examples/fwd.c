@@ -163,6 +163,7 @@ static int run(int in, int out, const struct devmem_binding *rxb,
 
 	if (devmem_rx_new(&rx, 0, 0) < 0 ||
 	    devmem_recycler_new(&rc, in, devmem_binding_buffers(rxb)) < 0 ||
+	    devmem_rx_set_recycler(rx, rc) < 0 ||
 	    devmem_sender_new(&snd, out, txb) < 0) {
 		fprintf(stderr, "set-up: %s\n", devmem_last_error());
 		goto out;

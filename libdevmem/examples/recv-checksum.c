@@ -65,7 +65,8 @@ static int receive(int fd, struct devmem_dmabuf *db,
 	size_t i;
 
 	if (devmem_rx_new(&rx, 0, 0) < 0 ||
-	    devmem_recycler_new(&rc, fd, devmem_binding_buffers(b)) < 0) {
+	    devmem_recycler_new(&rc, fd, devmem_binding_buffers(b)) < 0 ||
+	    devmem_rx_set_recycler(rx, rc) < 0) {
 		fprintf(stderr, "receive: %s\n", devmem_last_error());
 		goto out;
 	}

@@ -251,6 +251,20 @@ const struct devmem_recycler_stats *
 devmem_recycler_get_stats(struct devmem_recycler *rc);
 
 /*
+ * Give @rc's pending tokens back whenever devmem_recv() on @rx finds
+ * nothing to read: a receive that would wait first looks without
+ * waiting (MSG_DONTWAIT), and if nothing is queued it flushes @rc, then
+ * waits; a receive that does not wait flushes @rc before it returns
+ * -EAGAIN. The buffers a receiver waiting for data holds back are buffers
+ * the NIC may need to deliver that data (a retransmission that fills a
+ * hole, say). @rc must outlive its use by @rx; NULL detaches it.
+ * A failed flush fails the receive with the flush's error (nothing was
+ * received then).
+ * Returns 0; -EINVAL (NULL @rx).
+ */
+int devmem_rx_set_recycler(struct devmem_rx *rx, struct devmem_recycler *rc);
+
+/*
  * dma-buf providers
  */
 

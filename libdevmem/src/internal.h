@@ -154,6 +154,8 @@ typedef int (*devmem_dontneed_fn)(int fd, const struct dmabuf_token *ranges,
 				  unsigned int nr, void *arg);
 void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
 				  devmem_dontneed_fn fn, void *arg);
+/* The tokens waiting in @rc. */
+size_t devmem_recycler_nr(const struct devmem_recycler *rc);
 
 /*
  * NIC set-up against a fake device (tests/nic.c): with hooks a

@@ -26,6 +26,7 @@ struct devmem_rx {
 	struct devmem_ctrl ctrl;
 	devmem_recvmsg_fn recvmsg;
 	void *recvmsg_arg;
+	struct devmem_recycler *rc;	/* flushed before a wait; or NULL */
 };
 
 ssize_t devmem_sys_recvmsg(int fd, struct msghdr *msg, int flags, void *arg)
@@ -285,15 +286,25 @@ void devmem_rx_set_recvmsg(struct devmem_rx *rx, devmem_recvmsg_fn fn,
 	rx->recvmsg_arg = arg;
 }
 
+DEVMEM_EXPORT int devmem_rx_set_recycler(struct devmem_rx *rx,
+					 struct devmem_recycler *rc)
+{
+	devmem_error_clear();
+	if (!rx)
+		return devmem_fail(-EINVAL, "no receive context");
+	rx->rc = rc;
+	return 0;
+}
+
 DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 				  size_t len, int flags,
 				  struct devmem_rx_result *res)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct devmem_rx_result out;
+	ssize_t ret, flushed;
 	struct msghdr msg;
-	ssize_t ret;
-	int err;
+	int err, look;
 
 	devmem_error_clear();
 	if (!rx || !res)
@@ -307,10 +318,25 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 		return devmem_fail(err, "res->size is %zu: set it to sizeof(struct devmem_rx_result)",
 				   res->size);
 
+	/* With tokens pending in the recycler, a receive that would wait
+	 * looks first without waiting; if nothing is queued, the tokens go
+	 * back before it waits, or before -EAGAIN reaches a caller that does
+	 * not wait.
+	 */
+	look = rx->rc && devmem_recycler_nr(rx->rc);
 	for (;;) {
 		devmem_ctrl_msg(&rx->ctrl, &msg, &iov);
-		ret = rx->recvmsg(fd, &msg, flags | MSG_SOCK_DEVMEM,
-				  rx->recvmsg_arg);
+		ret = rx->recvmsg(fd, &msg, flags | MSG_SOCK_DEVMEM |
+				  (look ? MSG_DONTWAIT : 0), rx->recvmsg_arg);
+		if (ret == -EAGAIN && look) {
+			look = 0;
+			flushed = devmem_recycler_flush(rx->rc);
+			if (flushed < 0)
+				return flushed;
+			if (flags & MSG_DONTWAIT)
+				break;
+			continue;
+		}
 		if (ret != -ETOOSMALL)
 			break;
 		err = devmem_ctrl_grow(&rx->ctrl);

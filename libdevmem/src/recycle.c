@@ -113,6 +113,11 @@ void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
 	rc->dontneed_arg = arg;
 }
 
+size_t devmem_recycler_nr(const struct devmem_recycler *rc)
+{
+	return rc->nr;
+}
+
 /* The recycler's own copy, so that later versions can grow the struct. */
 DEVMEM_EXPORT const struct devmem_recycler_stats *
 devmem_recycler_get_stats(struct devmem_recycler *rc)

@@ -71,6 +71,8 @@ static int test_receive(void)
 	FAILS(devmem_rx_new(NULL, 0, 0), -EINVAL);
 	FAILS(devmem_rx_new(&rx, 0, 1U << 9), -EINVAL);
 	SUCCEEDS(devmem_rx_new(&rx, 0, 0), __r == 0);
+	FAILS(devmem_rx_set_recycler(NULL, NULL), -EINVAL);
+	SUCCEEDS(devmem_rx_set_recycler(rx, NULL), __r == 0);
 
 	FAILS(devmem_recv(NULL, 0, buf, sizeof(buf), 0, &res), -EINVAL);
 	FAILS(devmem_recv(rx, 0, buf, sizeof(buf), 0, NULL), -EINVAL);

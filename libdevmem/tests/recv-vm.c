@@ -12,9 +12,10 @@
  * one connection and receives BYTES bytes. Every byte is checked in the
  * order of the segments of each receive against the test stream's
  * pattern of seed SEED (default 1: tcpxfer's); see vm-stream.h. Tokens go
- * back through a recycler made with the binding's buffer count and
- * nothing else, after each receive: a stream far larger than the dma-buf
- * must pass without a stall. A receive that waits 20 s for data
+ * back through a recycler made with the binding's buffer count and linked
+ * to the receive context (devmem_rx_set_recycler(), so that no receive
+ * waits holding tokens), after each receive: a stream far larger than the
+ * dma-buf must pass without a stall. A receive that waits 20 s for data
  * (SO_RCVTIMEO) fails the test as a stall. Then the peer must close.
  *
  * Prints:
@@ -46,6 +47,8 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 	REQUIRE(!err, "devmem_rx_new: %s", devmem_last_error());
 	if (vm_recycler(s, fd))
 		return T_FAIL;
+	REQUIRE(!devmem_rx_set_recycler(rx, s->rc), "devmem_rx_set_recycler: %s",
+		devmem_last_error());
 
 	while ((ret = devmem_recv(rx, fd, host, sizeof(host), 0, &res)) > 0) {
 		if (vm_check_result(s, host, ret, &res))

@@ -185,6 +185,139 @@ static int test_errors(void)
 	return T_PASS;
 }
 
+/*
+ * A socket for devmem_rx_set_recycler(): @queued bytes are there at once,
+ * @later arrive only for a call that waits. Every call and every
+ * SO_DEVMEM_DONTNEED goes into @log in order: 'r' a call that does not
+ * wait, 'R' one that waits, 'd' a flush.
+ */
+struct wait_sock {
+	size_t queued, later;
+	int dontneed_err;
+	char log[16];
+	size_t n;
+};
+
+static void wait_log(struct wait_sock *w, char c)
+{
+	if (w->n + 1 < sizeof(w->log))
+		w->log[w->n++] = c;
+}
+
+static ssize_t wait_recvmsg(int fd, struct msghdr *msg, int flags, void *arg)
+{
+	struct wait_sock *w = arg;
+	size_t *from = &w->queued, n;
+
+	(void)fd;
+	wait_log(w, flags & MSG_DONTWAIT ? 'r' : 'R');
+	msg->msg_controllen = 0;
+	msg->msg_flags = 0;
+	if (!w->queued) {
+		if (flags & MSG_DONTWAIT || !w->later)
+			return -EAGAIN;
+		from = &w->later;
+	}
+	n = *from;
+	if (n > msg->msg_iov[0].iov_len)
+		n = msg->msg_iov[0].iov_len;
+	memset(msg->msg_iov[0].iov_base, 'h', n);
+	*from -= n;
+	return (ssize_t)n;
+}
+
+static int wait_dontneed(int fd, const struct dmabuf_token *ranges,
+			 unsigned int nr, void *arg)
+{
+	struct wait_sock *w = arg;
+	unsigned int i;
+	int freed = 0;
+
+	(void)fd;
+	wait_log(w, 'd');
+	if (w->dontneed_err)
+		return w->dontneed_err;
+	for (i = 0; i < nr; i++)
+		freed += (int)ranges[i].token_count;
+	return freed;
+}
+
+static int test_recycler(void)
+{
+	struct devmem_rx_result res = { .size = sizeof(res) };
+	struct wait_sock w = { 0 };
+	struct devmem_recycler *rc;
+	struct devmem_rx *rx;
+	char buf[64];
+
+	CHECK_EQ(devmem_rx_new(&rx, 0, 0), 0);
+	devmem_rx_set_recvmsg(rx, wait_recvmsg, &w);
+	CHECK_EQ(devmem_recycler_new(&rc, 3, 0), 0);
+	devmem_recycler_set_dontneed(rc, wait_dontneed, &w);
+	CHECK_EQ(devmem_rx_set_recycler(rx, rc), 0);
+
+	/* Nothing pending: the call waits at once. */
+	w.later = 5;
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 5);
+	CHECK(!strcmp(w.log, "R"));
+
+	/* Pending and data queued: the look finds it, nothing is flushed. */
+	CHECK_EQ(devmem_recycler_add(rc, 7), 0);
+	CHECK_EQ(devmem_recycler_add(rc, 8), 0);
+	w.n = 0;
+	memset(w.log, 0, sizeof(w.log));
+	w.queued = 3;
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 3);
+	CHECK(!strcmp(w.log, "r"));
+	CHECK_EQ(devmem_recycler_get_stats(rc)->pending, 2);
+
+	/* Pending, nothing queued: look, flush, then wait. */
+	w.n = 0;
+	memset(w.log, 0, sizeof(w.log));
+	w.later = 4;
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 4);
+	CHECK(!strcmp(w.log, "rdR"));
+	CHECK_EQ(devmem_recycler_get_stats(rc)->pending, 0);
+	CHECK_EQ(devmem_recycler_get_stats(rc)->freed, 2);
+
+	/* A caller that does not wait gets -EAGAIN after the flush. */
+	CHECK_EQ(devmem_recycler_add(rc, 9), 0);
+	w.n = 0;
+	memset(w.log, 0, sizeof(w.log));
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), MSG_DONTWAIT, &res),
+		 -EAGAIN);
+	CHECK(!strcmp(w.log, "rd"));
+	CHECK_EQ(devmem_recycler_get_stats(rc)->pending, 0);
+
+	/* A flush that fails fails the receive with its error; the token
+	 * stays pending and nothing was received.
+	 */
+	CHECK_EQ(devmem_recycler_add(rc, 10), 0);
+	w.n = 0;
+	memset(w.log, 0, sizeof(w.log));
+	w.dontneed_err = -EBADF;
+	w.later = 6;
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EBADF);
+	CHECK(!strcmp(w.log, "rd"));
+	CHECK(strstr(devmem_last_error(), "SO_DEVMEM_DONTNEED") != NULL);
+	CHECK_EQ(devmem_recycler_get_stats(rc)->pending, 1);
+	CHECK_EQ(w.later, 6);
+
+	/* Detached: no look, no flush. */
+	w.dontneed_err = 0;
+	CHECK_EQ(devmem_rx_set_recycler(rx, NULL), 0);
+	w.n = 0;
+	memset(w.log, 0, sizeof(w.log));
+	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 6);
+	CHECK(!strcmp(w.log, "R"));
+	CHECK_EQ(devmem_recycler_get_stats(rc)->pending, 1);
+
+	CHECK_EQ(devmem_rx_set_recycler(NULL, rc), -EINVAL);
+	devmem_recycler_free(rc);
+	devmem_rx_free(rx);
+	return T_PASS;
+}
+
 static int test_loopback(void)
 {
 	struct devmem_rx_result res = { .size = sizeof(res) };
@@ -223,6 +356,7 @@ static const struct t_case cases[] = {
 	{ "no-loss", test_no_loss },
 	{ "order", test_order },
 	{ "errors", test_errors },
+	{ "recycler-before-wait", test_recycler },
 	{ "loopback", test_loopback },
 };
 

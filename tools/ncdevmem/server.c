@@ -544,6 +544,7 @@ int run_server(const struct config *cfg)
 		failf(&s, EXIT_FAIL, "recycler: %s", strerror(-err));
 		goto out;
 	}
+	devmem_rx_set_recycler(s.rx, s.rc);
 	receive(&s);
 	finish_checks(&s);
 out:
