@@ -23,6 +23,8 @@
 #include "netdev.h"
 
 #define VM_HOST_LEN	(64U << 10)
+/* dma-bufs below this size get a capped receive buffer (vm_accept) */
+#define VM_RCVBUF_LIMIT	(16U << 20)
 
 /* Fail the test with a message on stderr, prefixed by the program name
  * (vm_prog).
@@ -222,7 +224,7 @@ static inline int vm_accept(struct vm_stream *s, int argc, char **argv,
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	long page = sysconf(_SC_PAGESIZE);
-	int ifindex, lfd, fd, err, one = 1;
+	int ifindex, lfd, fd, err, one = 1, rcvbuf;
 	unsigned long port;
 	uint32_t queue;
 	char *qend, *end;
@@ -275,10 +277,20 @@ static inline int vm_accept(struct vm_stream *s, int argc, char **argv,
 	printf("bound id=%u ifindex=%d queue=%u buffers=%zu\n", s->id,
 	       ifindex, queue, s->buffers);
 
+	/* TCP keeps out-of-order segments, each in a buffer of the binding,
+	 * up to the socket's receive buffer, while the segment that fills
+	 * the hole needs a free buffer too: a binding smaller than what the
+	 * socket may hold can stall for good (libdevmem(7), SIZING).
+	 * Below VM_RCVBUF_LIMIT the listener's receive buffer, which the
+	 * connection inherits, is capped at a quarter of the dma-buf.
+	 */
+	rcvbuf = (int)(s->size / 4);
 	addr.sin_port = htons(port);
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0 ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (s->size < VM_RCVBUF_LIMIT &&
+	     setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) ||
 	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) ||
 	    listen(lfd, 1) ||
 	    (one = open(argv[4], O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
