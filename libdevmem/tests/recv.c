@@ -204,6 +204,12 @@ static void wait_log(struct wait_sock *w, char c)
 		w->log[w->n++] = c;
 }
 
+static void wait_log_clear(struct wait_sock *w)
+{
+	w->n = 0;
+	memset(w->log, 0, sizeof(w->log));
+}
+
 static ssize_t wait_recvmsg(int fd, struct msghdr *msg, int flags, void *arg)
 {
 	struct wait_sock *w = arg;
@@ -264,16 +270,14 @@ static int test_recycler(void)
 	/* Pending and data queued: the look finds it, nothing is flushed. */
 	CHECK_EQ(devmem_recycler_add(rc, 7), 0);
 	CHECK_EQ(devmem_recycler_add(rc, 8), 0);
-	w.n = 0;
-	memset(w.log, 0, sizeof(w.log));
+	wait_log_clear(&w);
 	w.queued = 3;
 	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 3);
 	CHECK(!strcmp(w.log, "r"));
 	CHECK_EQ(devmem_recycler_get_stats(rc)->pending, 2);
 
 	/* Pending, nothing queued: look, flush, then wait. */
-	w.n = 0;
-	memset(w.log, 0, sizeof(w.log));
+	wait_log_clear(&w);
 	w.later = 4;
 	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 4);
 	CHECK(!strcmp(w.log, "rdR"));
@@ -282,8 +286,7 @@ static int test_recycler(void)
 
 	/* A caller that does not wait gets -EAGAIN after the flush. */
 	CHECK_EQ(devmem_recycler_add(rc, 9), 0);
-	w.n = 0;
-	memset(w.log, 0, sizeof(w.log));
+	wait_log_clear(&w);
 	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), MSG_DONTWAIT, &res),
 		 -EAGAIN);
 	CHECK(!strcmp(w.log, "rd"));
@@ -293,8 +296,7 @@ static int test_recycler(void)
 	 * stays pending and nothing was received.
 	 */
 	CHECK_EQ(devmem_recycler_add(rc, 10), 0);
-	w.n = 0;
-	memset(w.log, 0, sizeof(w.log));
+	wait_log_clear(&w);
 	w.dontneed_err = -EBADF;
 	w.later = 6;
 	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), -EBADF);
@@ -306,8 +308,7 @@ static int test_recycler(void)
 	/* Detached: no look, no flush. */
 	w.dontneed_err = 0;
 	CHECK_EQ(devmem_rx_set_recycler(rx, NULL), 0);
-	w.n = 0;
-	memset(w.log, 0, sizeof(w.log));
+	wait_log_clear(&w);
 	CHECK_EQ(devmem_recv(rx, 0, buf, sizeof(buf), 0, &res), 6);
 	CHECK(!strcmp(w.log, "R"));
 	CHECK_EQ(devmem_recycler_get_stats(rc)->pending, 1);
