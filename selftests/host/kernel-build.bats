@@ -162,24 +162,21 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	t0=\$(stat -c %y \$o \$v)
 	build
 	t1=\$(stat -c %y \$o \$v)
-	build
-	t2=\$(stat -c %y \$o \$v)
 	touch "$T/repo/net/core/utils.c"
 	build
-	t3=\$(stat -c %y \$o \$v)
+	t2=\$(stat -c %y \$o \$v)
 	echo "claimed: \$([ "\$t0" != "\$t1" ] && echo rebuilt || echo same)"
-	echo "unchanged: \$([ "\$t1" != "\$t2" ] && echo rebuilt || echo same)"
-	echo "touched: \$(set -- \$t2; a=\$1\$2 b=\$4\$5; set -- \$t3;
+	echo "touched: \$(set -- \$t1; a=\$1\$2 b=\$4\$5; set -- \$t2;
 		[ "\$a" != "\$1\$2" ] && [ "\$b" != "\$4\$5" ] && echo rebuilt-and-relinked || echo same)"
 	EOS
 	run unshare -m bash "$T/steps"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"claimed: rebuilt"* ]]
-	[[ $output == *"unchanged: same"* ]]
 	[[ $output == *"touched: rebuilt-and-relinked"* ]]
-	# only utils.o was compiled each time: no full rebuild
-	[ "$(grep -c '^kernel: built normal kernel' <<<"$output")" -eq 3 ]
+	# only utils.o was compiled each time: no full rebuild (that an
+	# unchanged tree rebuilds nothing, the test before this one shows)
+	[ "$(grep -c '^kernel: built normal kernel' <<<"$output")" -eq 2 ]
 }
 
 @test "no kernel file of ours replaces a file the base already has" {
