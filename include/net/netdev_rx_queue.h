@@ -27,12 +27,17 @@
  * @ndo_queue_mp_supported: whether queue @idx can take its buffers from a
  *	memory provider (device memory); optional, absent means no. Must not
  *	depend on the device being up: bind-rx asks it on down devices too.
+ * @supported_params: QCFG_* flags: the queue parameters a memory provider
+ *	may set that the driver honours. QCFG_RX_PAGE_SIZE: the driver
+ *	creates the queue's provider pool with order
+ *	netdev_rxq_page_order(), and fills buffers of that size.
  *
  * The first four are called under rtnl_lock, with the device running;
  * ndo_queue_mp_supported under rtnl_lock, up or down.
  */
 struct netdev_queue_mgmt_ops {
 	size_t ndo_queue_mem_size;
+	unsigned int supported_params;
 	int (*ndo_queue_mem_alloc)(struct net_device *dev, void *per_queue_mem,
 				   int idx);
 	void (*ndo_queue_mem_free)(struct net_device *dev, void *per_queue_mem);
@@ -43,8 +48,15 @@ struct netdev_queue_mgmt_ops {
 	bool (*ndo_queue_mp_supported)(struct net_device *dev, int idx);
 };
 
+#define QCFG_RX_PAGE_SIZE	BIT(0)
+
 int netdev_rx_queue_restart(struct net_device *dev, unsigned int rxq_idx);
 unsigned int dev_get_min_mp_channel_count(struct net_device *dev);
+
+/* The page order of the buffers rx queue @idx's memory provider hands
+ * out: 0 without a provider, or for one that uses pages. Under rtnl.
+ */
+unsigned int netdev_rxq_page_order(struct net_device *dev, unsigned int idx);
 
 /**
  * netif_queue_set_napi - record which NAPI instance serves a queue

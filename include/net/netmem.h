@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Network memory: a receive buffer is either a struct page or a net_iov,
- * a page-sized piece of device memory (a dma-buf) that the CPU must never
- * touch. A netmem_ref names either kind; its low bit says which.
+ * a piece of device memory (a dma-buf) that the CPU must never touch: a
+ * page, or a larger power of two when the binding asked for one. A
+ * netmem_ref names either kind; its low bit says which.
  *
  * A net_iov carries the fields the page pool keeps in struct page (magic,
  * pool, DMA address, pool reference count) at the same offsets, so one
@@ -20,7 +21,7 @@ struct net_iov_area;
 struct page_pool;
 
 /**
- * struct net_iov - one page-sized buffer of device memory
+ * struct net_iov - one buffer of device memory (its area's buffer size)
  * @__unused_flags: struct page's flags word; always 0
  * @pp_magic: PP_SIGNATURE while a page pool owns the buffer
  * @pp: the owning page pool; the allocator's free-list link while free
@@ -41,12 +42,15 @@ struct net_iov {
  * struct net_iov_area - an array of net_iovs cut from one mapping
  * @niovs: the buffers, in order of their offset in the memory
  * @num_niovs: how many
+ * @shift: log2 of the size of each buffer: PAGE_SHIFT, or more for a
+ *	binding with a larger rx-page-size
  * @tx: mapped for sending: the buffers belong to no page pool, and a
  *	reference on one is a reference on the area's binding
  */
 struct net_iov_area {
 	struct net_iov *niovs;
 	size_t num_niovs;
+	u8 shift;
 	bool tx;
 };
 
@@ -63,7 +67,7 @@ static inline unsigned int net_iov_idx(const struct net_iov *niov)
 /* Byte offset of @niov in the memory its area was cut from. */
 static inline unsigned long net_iov_offset(const struct net_iov *niov)
 {
-	return (unsigned long)net_iov_idx(niov) << PAGE_SHIFT;
+	return (unsigned long)net_iov_idx(niov) << net_iov_owner(niov)->shift;
 }
 
 typedef unsigned long __bitwise netmem_ref;

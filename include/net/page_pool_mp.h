@@ -28,6 +28,7 @@ struct sk_buff;
  *	allocation context (NAPI)
  * @release: take back a buffer that leaves the pool; any context
  * @nl_fill: add the provider's attributes to a page-pool-get reply
+ * @page_order: the order of the buffers it hands out (optional: 0)
  */
 struct memory_provider_ops {
 	int (*init)(struct page_pool *pool);
@@ -35,6 +36,7 @@ struct memory_provider_ops {
 	struct page *(*alloc)(struct page_pool *pool, gfp_t gfp);
 	void (*release)(struct page_pool *pool, struct page *page);
 	int (*nl_fill)(void *mp_priv, struct sk_buff *rsp);
+	unsigned int (*page_order)(const void *mp_priv);
 };
 
 /* Called by page_pool.c: attach the provider installed on the pool's

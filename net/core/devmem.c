@@ -117,43 +117,48 @@ struct net_devmem_dmabuf_binding *net_devmem_lookup(u32 id)
 	return binding;
 }
 
-/* Cut the mapping into net_iovs, in one pass that also threads the free
- * list (lowest offsets first); refuse what is not page-aligned.
+/* Cut the mapping into net_iovs of 1 << @shift bytes, in one pass that
+ * also threads the free list (lowest offsets first); refuse a segment
+ * whose address or length is not a multiple of that size, naming it.
  */
 static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
-			  struct netlink_ext_ack *extack)
+			  unsigned int shift, struct netlink_ext_ack *extack)
 {
-	size_t n = binding->dmabuf->size >> PAGE_SHIFT, i = 0, k, pages;
+	size_t n = binding->dmabuf->size >> shift, i = 0, k, bufs;
+	const size_t size = 1UL << shift;
 	struct net_iov *niovs, *niov;
+	size_t len, offset = 0;
 	struct scatterlist *sg;
 	dma_addr_t addr;
 	unsigned int s;
-	size_t len;
 
 	niovs = kvmalloc_array(n, sizeof(*niovs), GFP_KERNEL);
 	if (!niovs)
 		return -ENOMEM;
 	binding->area.niovs = niovs;
 	binding->area.num_niovs = n;
+	binding->area.shift = shift;
 
 	for_each_sgtable_dma_sg(binding->sgt, sg, s) {
 		addr = sg_dma_address(sg);
 		len = sg_dma_len(sg);
-		if (!PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len)) {
-			NL_SET_ERR_MSG(extack,
-				       "dma-buf mapping has a segment that is not page-aligned");
+		if (!IS_ALIGNED(addr, size) || !IS_ALIGNED(len, size)) {
+			NL_SET_ERR_MSG_FMT(extack,
+					   "dma-buf segment %u at offset %zu (%zu bytes) is not %zu-aligned",
+					   s, offset, len, size);
 			return -EINVAL;
 		}
-		pages = min_t(size_t, len >> PAGE_SHIFT, n - i);
-		for (k = 0; k < pages; k++, i++) {
+		bufs = min_t(size_t, len >> shift, n - i);
+		for (k = 0; k < bufs; k++, i++) {
 			niov = &niovs[i];
 			niov->__unused_flags = 0;
 			niov->pp_magic = 0;
 			niov->pp = (void *)(i + 1 < n ? niov + 1 : NULL);
 			niov->owner = &binding->area;
-			niov->dma_addr = addr + k * PAGE_SIZE;
+			niov->dma_addr = addr + k * size;
 			atomic_long_set(&niov->pp_ref_count, 0);
 		}
+		offset += len;
 	}
 	if (i != n) {
 		NL_SET_ERR_MSG(extack,
@@ -166,7 +171,7 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 
 struct net_devmem_dmabuf_binding *
 net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
-		       enum dma_data_direction dir,
+		       enum dma_data_direction dir, unsigned int shift,
 		       struct netlink_ext_ack *extack)
 {
 	struct net_devmem_dmabuf_binding *binding;
@@ -225,7 +230,7 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 		NL_SET_ERR_MSG(extack, "cannot map the dma-buf for the device");
 		goto err_put;
 	}
-	err = net_devmem_cut(binding, extack);
+	err = net_devmem_cut(binding, shift, extack);
 	if (err)
 		goto err_put;
 	return binding;
@@ -301,6 +306,11 @@ int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 	    !dev->queue_mgmt_ops->ndo_queue_mp_supported(dev, idx)) {
 		NL_SET_ERR_MSG(extack,
 			       "driver does not support device memory on this rx queue");
+		return -EOPNOTSUPP;
+	}
+	if (binding->area.shift != PAGE_SHIFT &&
+	    !(dev->queue_mgmt_ops->supported_params & QCFG_RX_PAGE_SIZE)) {
+		NL_SET_ERR_MSG(extack, "device does not support: rx_page_size");
 		return -EOPNOTSUPP;
 	}
 	err = net_devmem_check_hds(dev, extack);
@@ -408,6 +418,9 @@ static int net_devmem_mp_init(struct page_pool *pool)
 	/* The DMA addresses are the attachment's device's. */
 	if (pool->p.dev != binding->dma_dev)
 		return -EINVAL;
+	/* The driver fills whole buffers: they must be the pool's size. */
+	if (pool->p.order != binding->area.shift - PAGE_SHIFT)
+		return -E2BIG;
 	refcount_inc(&binding->ref);
 	return 0;
 }
@@ -478,12 +491,20 @@ static int net_devmem_mp_nl_fill(void *mp_priv, struct sk_buff *rsp)
 	return nla_put_u32(rsp, NETDEV_A_PAGE_POOL_DMABUF, binding->id);
 }
 
+static unsigned int net_devmem_mp_page_order(const void *mp_priv)
+{
+	const struct net_devmem_dmabuf_binding *binding = mp_priv;
+
+	return binding->area.shift - PAGE_SHIFT;
+}
+
 static const struct memory_provider_ops net_devmem_mp_ops = {
 	.init = net_devmem_mp_init,
 	.destroy = net_devmem_mp_destroy,
 	.alloc = net_devmem_mp_alloc,
 	.release = net_devmem_mp_release,
 	.nl_fill = net_devmem_mp_nl_fill,
+	.page_order = net_devmem_mp_page_order,
 };
 
 /* --- owners and devices going away --------------------------------------- */

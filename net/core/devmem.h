@@ -30,8 +30,9 @@ struct sock;
 
 /**
  * struct net_devmem_dmabuf_binding - a dma-buf mapped for one device
- * @area: the net_iovs, one per page of the dma-buf, in offset order;
- *	@area.tx tells a tx binding (DMA_TO_DEVICE) from an rx one
+ * @area: the net_iovs, one per buffer of the dma-buf (a page, or the
+ *	rx-page-size), in offset order; @area.tx tells a tx binding
+ *	(DMA_TO_DEVICE) from an rx one
  * @dmabuf: held until the binding is freed
  * @attachment: @dmabuf attached to @dma_dev
  * @sgt: the mapping
@@ -81,11 +82,12 @@ net_devmem_binding_of(const struct net_iov *niov)
 #if IS_ENABLED(CONFIG_NET_DEVMEM)
 
 /* Take dma-buf @fd and map it for @dev's DMA device, for receiving
- * (DMA_FROM_DEVICE) or sending (DMA_TO_DEVICE). Under rtnl.
+ * (DMA_FROM_DEVICE) or sending (DMA_TO_DEVICE), cut into buffers of
+ * 1 << @shift bytes (PAGE_SHIFT or more). Under rtnl.
  */
 struct net_devmem_dmabuf_binding *
 net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
-		       enum dma_data_direction dir,
+		       enum dma_data_direction dir, unsigned int shift,
 		       struct netlink_ext_ack *extack);
 
 /* Drop a reference; the last one unmaps and frees. Any context. */
@@ -118,7 +120,7 @@ u32 net_devmem_rxq_binding_id(const struct netdev_rx_queue *rxq);
 
 static inline struct net_devmem_dmabuf_binding *
 net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
-		       enum dma_data_direction dir,
+		       enum dma_data_direction dir, unsigned int shift,
 		       struct netlink_ext_ack *extack)
 {
 	NL_SET_ERR_MSG(extack,

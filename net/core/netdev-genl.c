@@ -11,6 +11,7 @@
  * registered or unregistered between two parts of a dump may be missed
  * or seen twice, never half.
  */
+#include <linux/log2.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <net/busy_poll.h>
@@ -82,10 +83,11 @@ static const struct nla_policy netdev_queue_id_policy[NETDEV_A_QUEUE_TYPE + 1] =
 	[NETDEV_A_QUEUE_TYPE] = NLA_POLICY_MAX(NLA_U32, NETDEV_QUEUE_TYPE_TX),
 };
 
-static const struct nla_policy netdev_bind_rx_policy[NETDEV_A_DMABUF_FD + 1] = {
+static const struct nla_policy netdev_bind_rx_policy[NETDEV_A_DMABUF_RX_PAGE_SIZE + 1] = {
 	[NETDEV_A_DMABUF_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
 	[NETDEV_A_DMABUF_QUEUES] = NLA_POLICY_NESTED(netdev_queue_id_policy),
 	[NETDEV_A_DMABUF_FD] = { .type = NLA_U32 },
+	[NETDEV_A_DMABUF_RX_PAGE_SIZE] = NLA_POLICY_MIN(NLA_U32, PAGE_SIZE),
 };
 
 static const struct nla_policy netdev_bind_tx_policy[NETDEV_A_DMABUF_FD + 1] = {
@@ -475,9 +477,21 @@ err_unbind:
 
 static int netdev_nl_bind_rx_one(struct sk_buff *rsp, struct genl_info *info)
 {
+	struct nlattr *size_attr = info->attrs[NETDEV_A_DMABUF_RX_PAGE_SIZE];
 	struct net_devmem_dmabuf_binding *binding;
+	unsigned int shift = PAGE_SHIFT;
 	struct net_device *dev;
 	int err;
+
+	/* The policy refused sizes below a page (ERANGE). */
+	if (size_attr) {
+		if (!is_power_of_2(nla_get_u32(size_attr))) {
+			NL_SET_ERR_MSG_ATTR(info->extack, size_attr,
+					    "rx-page-size must be a power of two");
+			return -EINVAL;
+		}
+		shift = ilog2(nla_get_u32(size_attr));
+	}
 
 	dev = netdev_nl_dev(genl_info_net(info),
 			    info->attrs[NETDEV_A_DMABUF_IFINDEX], info->extack);
@@ -496,7 +510,7 @@ static int netdev_nl_bind_rx_one(struct sk_buff *rsp, struct genl_info *info)
 
 	binding = net_devmem_bind_dmabuf(dev,
 					 nla_get_u32(info->attrs[NETDEV_A_DMABUF_FD]),
-					 DMA_FROM_DEVICE, info->extack);
+					 DMA_FROM_DEVICE, shift, info->extack);
 	if (IS_ERR(binding))
 		return PTR_ERR(binding);
 	err = netdev_nl_bind_queues(binding, info);
@@ -523,7 +537,7 @@ static int netdev_nl_bind_tx_one(struct sk_buff *rsp, struct genl_info *info)
 	}
 	binding = net_devmem_bind_dmabuf(dev,
 					 nla_get_u32(info->attrs[NETDEV_A_DMABUF_FD]),
-					 DMA_TO_DEVICE, info->extack);
+					 DMA_TO_DEVICE, PAGE_SHIFT, info->extack);
 	if (IS_ERR(binding))
 		return PTR_ERR(binding);
 	return netdev_nl_bind_reply(rsp, info, binding);
@@ -579,7 +593,7 @@ static const struct genl_ops netdev_nl_ops[] = {
 		.cmd = NETDEV_CMD_BIND_RX,
 		.doit = netdev_nl_bind_rx_doit,
 		.policy = netdev_bind_rx_policy,
-		.maxattr = NETDEV_A_DMABUF_FD,
+		.maxattr = NETDEV_A_DMABUF_RX_PAGE_SIZE,
 		/* CAP_NET_ADMIN over the user namespace that owns the
 		 * netns, checked before the policy, as mainline (7.2)
 		 */

@@ -8,6 +8,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <net/netdev_rx_queue.h>
+#include <net/page_pool_mp.h>
 
 /**
  * netdev_rx_queue_restart() - rebuild rx queue @rxq_idx of @dev
@@ -96,3 +97,14 @@ unsigned int dev_get_min_mp_channel_count(struct net_device *dev)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dev_get_min_mp_channel_count);
+
+unsigned int netdev_rxq_page_order(struct net_device *dev, unsigned int idx)
+{
+	struct netdev_rx_queue *rxq = __netif_get_rx_queue(dev, idx);
+
+	ASSERT_RTNL();
+	if (!rxq->mp_ops || !rxq->mp_ops->page_order)
+		return 0;
+	return rxq->mp_ops->page_order(rxq->mp_priv);
+}
+EXPORT_SYMBOL_GPL(netdev_rxq_page_order);

@@ -46,8 +46,10 @@ static int page_pool_mp_attach(struct page_pool *pool)
 	rxq = __netif_get_rx_queue(pool->p.netdev, pool->p.queue_idx);
 	if (!rxq->mp_ops)
 		return 0;
-	/* Buffers the CPU cannot touch: no fragments, no CPU-side sync. */
-	if (pool->p.flags & PP_FLAG_PAGE_FRAG || pool->p.order)
+	/* Buffers the CPU cannot touch: no fragments, no CPU-side sync.
+	 * The provider checks the order against its buffers.
+	 */
+	if (pool->p.flags & PP_FLAG_PAGE_FRAG)
 		return -EINVAL;
 	pool->p.flags &= ~PP_FLAG_DMA_SYNC_DEV;
 	pool->mp_priv = rxq->mp_priv;

@@ -159,14 +159,17 @@ enum {
 
 /*
  * dmabuf attributes. bind-rx: ifindex, queues (one nest per queue, each
- * with queue id and type), fd (the dma-buf); bind-tx: ifindex and fd.
- * Both replies carry id.
+ * with queue id and type), fd (the dma-buf) and optionally rx-page-size
+ * (the size of each receive buffer cut from the dma-buf: a power of two,
+ * at least the page size; 7.3); bind-tx: ifindex and fd. Both replies
+ * carry id.
  */
 enum {
 	NETDEV_A_DMABUF_IFINDEX = 1,
 	NETDEV_A_DMABUF_QUEUES,
 	NETDEV_A_DMABUF_FD,
 	NETDEV_A_DMABUF_ID,
+	NETDEV_A_DMABUF_RX_PAGE_SIZE,
 
 	__NETDEV_A_DMABUF_MAX,
 	NETDEV_A_DMABUF_MAX = (__NETDEV_A_DMABUF_MAX - 1)
