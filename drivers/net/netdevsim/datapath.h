@@ -19,6 +19,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/u64_stats_sync.h>
+#include <net/netdev_rx_queue.h>
 
 struct netdevsim;
 struct page_pool;
@@ -100,6 +101,7 @@ struct nsim_rq {
 	/* fault knobs (rxq_debugfs.c) */
 	bool fail_pool_create;		/* next page-pool creation fails */
 	bool devmem_optout;		/* payload pools refuse device memory */
+	bool order_ignore;		/* payload pools of pages, any provider */
 	u8 csum;			/* enum nsim_rx_csum, read per packet */
 	u32 hds_payload;		/* payload bytes in the header buffer */
 	atomic_t fail_alloc;		/* fail this many buffer allocations */
@@ -168,6 +170,10 @@ struct nsim_dp {
 	u32 ring_size;
 	bool hds;			/* tcp-data-split */
 	u32 hds_thresh;			/* hds-thresh, read per packet */
+	/* the device's queue_mgmt_ops: nsim_queue_mgmt_ops, with the
+	 * rx_page_size knob's supported_params
+	 */
+	struct netdev_queue_mgmt_ops qops;
 
 	u8 rss_key[NSIM_RSS_KEY_SIZE];
 	u32 rss_indir[NSIM_RSS_INDIR_SIZE];
@@ -240,7 +246,6 @@ int nsim_rq_hold(struct nsim_rq *rq, unsigned int n);
 unsigned int nsim_rq_unpool_held(struct nsim_rq *rq, unsigned int n);
 void nsim_dp_get_stats64(struct net_device *dev,
 			 struct rtnl_link_stats64 *stats);
-extern const struct netdev_queue_mgmt_ops nsim_queue_mgmt_ops;
 
 /* rxq_debugfs.c */
 void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir);

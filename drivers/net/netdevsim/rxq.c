@@ -184,14 +184,16 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 	return skb;
 }
 
-/* The rest of the packet into payload buffers, one page each: pages,
- * or net_iovs on a queue bound to a dma-buf (the skb becomes unreadable).
+/* The rest of the packet into payload buffers, one pool buffer each:
+ * pages, or net_iovs (of the binding's rx-page-size) on a queue bound to
+ * a dma-buf (the skb becomes unreadable).
  */
 static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			   const struct nsim_wpkt *wp, unsigned int off,
 			   __wsum *csum)
 {
 	struct page_pool *pp = rq->mem.pp;
+	const unsigned int size = PAGE_SIZE << pp->p.order;
 	unsigned int n, bufs = 0;
 	netmem_ref netmem;
 	int err = 0;
@@ -206,12 +208,12 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			err = -ENOMEM;
 			break;
 		}
-		n = min_t(unsigned int, wp->len - off, PAGE_SIZE);
+		n = min(wp->len - off, size);
 		nsim_rx_fill(rq, netmem, 0, wp, off, n, csum);
 		off += n;
 		bufs++;
 		skb_add_rx_frag_netmem(skb, skb_shinfo(skb)->nr_frags, netmem,
-				       0, n, PAGE_SIZE);
+				       0, n, size);
 	}
 	nsim_stat_add(rq, &rq->stats.payload_bufs, bufs);
 	return err;
@@ -430,8 +432,12 @@ static struct page_pool *nsim_pp_create(struct nsim_rq *rq, bool payload)
 		.queue_idx	= rq->idx,
 	};
 
-	if (payload && !rq->devmem_optout)
+	if (payload && !rq->devmem_optout) {
 		pp.flags |= PP_FLAG_ALLOW_UNREADABLE_NETMEM;
+		/* Buffers of the provider's size (rx-page-size). */
+		if (!rq->order_ignore)
+			pp.order = netdev_rxq_page_order(ns->netdev, rq->idx);
+	}
 	return page_pool_create(&pp);
 }
 
@@ -525,8 +531,9 @@ static bool nsim_queue_mp_supported(struct net_device *dev, int idx)
 	return idx < ns->dp.num_rqs && !ns->dp.rqs[idx].devmem_optout;
 }
 
-const struct netdev_queue_mgmt_ops nsim_queue_mgmt_ops = {
+static const struct netdev_queue_mgmt_ops nsim_queue_mgmt_ops = {
 	.ndo_queue_mem_size	= sizeof(struct nsim_rq_mem),
+	.supported_params	= QCFG_RX_PAGE_SIZE,
 	.ndo_queue_mem_alloc	= nsim_queue_mem_alloc,
 	.ndo_queue_mem_free	= nsim_queue_mem_free,
 	.ndo_queue_start	= nsim_queue_start,
@@ -699,7 +706,8 @@ int nsim_dp_init(struct netdevsim *ns)
 		netif_queue_set_napi(dev, i, NETDEV_QUEUE_TYPE_RX, &rq->napi);
 	}
 	ns->dp.ring_size = NSIM_RING_DEFAULT;
-	dev->queue_mgmt_ops = &nsim_queue_mgmt_ops;
+	ns->dp.qops = nsim_queue_mgmt_ops;
+	dev->queue_mgmt_ops = &ns->dp.qops;
 	/* the wire reads net_iov frags by DMA address (wire.c) */
 	dev->netmem_tx = true;
 	return 0;

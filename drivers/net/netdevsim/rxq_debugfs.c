@@ -25,11 +25,19 @@
  *                     headers (0, the default: headers only), as on a
  *                     device that splits at a fixed offset; headers and
  *                     payload together stop at the header buffer's size
+ *   order_ignore      Y: the queue's next payload pools are made of pages
+ *                     whatever buffer size its memory provider hands out,
+ *                     as a driver that claims rx-page-size and does not
+ *                     honour it (the provider refuses such a pool)
  *
- * and one file for the port, /sys/kernel/debug/.../ports/P/rxq/busy: how
- * many of its rx queues have work in hand (wire packets in the FIFO, or
- * NAPI scheduled or polling). Tests wait for 0 on both ends of a link
- * before they read per-queue counters, instead of sleeping.
+ * and two files for the port, in /sys/kernel/debug/.../ports/P/rxq/:
+ *
+ *   busy              how many of its rx queues have work in hand (wire
+ *                     packets in the FIFO, or NAPI scheduled or polling).
+ *                     Tests wait for 0 on both ends of a link before they
+ *                     read per-queue counters, instead of sleeping.
+ *   rx_page_size      Y (the default): the driver offers rx-page-size
+ *                     (QCFG_RX_PAGE_SIZE); N: it does not, as most drivers
  */
 #include <linux/debugfs.h>
 #include <linux/rtnetlink.h>
@@ -45,11 +53,11 @@
 /* rtnl without deadlocking against the removal of these files, which
  * waits for their writers while its caller may hold rtnl.
  */
-static int nsim_knob_lock(struct nsim_rq *rq)
+static int nsim_knob_lock(struct netdevsim *ns)
 {
 	if (!rtnl_trylock())
 		return restart_syscall();
-	if (rq->ns->netdev->reg_state != NETREG_REGISTERED) {
+	if (ns->netdev->reg_state != NETREG_REGISTERED) {
 		rtnl_unlock();
 		return -ENODEV;
 	}
@@ -69,7 +77,7 @@ static ssize_t nsim_restart_write(struct file *file, const char __user *ubuf,
 		return err;
 	if (!val)
 		return -EINVAL;
-	err = nsim_knob_lock(rq);
+	err = nsim_knob_lock(rq->ns);
 	if (err)
 		return err;
 	if (!netif_running(dev))
@@ -110,7 +118,7 @@ static ssize_t nsim_hold_write(struct file *file, const char __user *ubuf,
 		return err;
 	if (n > NSIM_HOLD_MAX)
 		return -EINVAL;
-	err = nsim_knob_lock(rq);
+	err = nsim_knob_lock(rq->ns);
 	if (err)
 		return err;
 	if (n)
@@ -144,7 +152,7 @@ static ssize_t nsim_unpool_write(struct file *file, const char __user *ubuf,
 		return err;
 	if (n > NSIM_HOLD_MAX)
 		return -EINVAL;
-	err = nsim_knob_lock(rq);
+	err = nsim_knob_lock(rq->ns);
 	if (err)
 		return err;
 	WRITE_ONCE(rq->nunpooled, rq->nunpooled + nsim_rq_unpool_held(rq, n));
@@ -306,6 +314,48 @@ static int nsim_busy_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(nsim_busy);
 
+static ssize_t nsim_rx_page_size_read(struct file *file, char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	struct netdevsim *ns = file->private_data;
+	char buf[2] = { 'N', '\n' };
+
+	if (READ_ONCE(ns->dp.qops.supported_params) & QCFG_RX_PAGE_SIZE)
+		buf[0] = 'Y';
+	return simple_read_from_buffer(ubuf, count, ppos, buf, sizeof(buf));
+}
+
+/* Read by the core under rtnl: change it under rtnl. */
+static ssize_t nsim_rx_page_size_write(struct file *file,
+				       const char __user *ubuf, size_t count,
+				       loff_t *ppos)
+{
+	struct netdevsim *ns = file->private_data;
+	unsigned int params;
+	bool val;
+	int err;
+
+	err = kstrtobool_from_user(ubuf, count, &val);
+	if (err)
+		return err;
+	err = nsim_knob_lock(ns);
+	if (err)
+		return err;
+	params = ns->dp.qops.supported_params & ~QCFG_RX_PAGE_SIZE;
+	WRITE_ONCE(ns->dp.qops.supported_params,
+		   params | (val ? QCFG_RX_PAGE_SIZE : 0));
+	rtnl_unlock();
+	return count;
+}
+
+static const struct file_operations nsim_rx_page_size_fops = {
+	.open = simple_open,
+	.read = nsim_rx_page_size_read,
+	.write = nsim_rx_page_size_write,
+	.llseek = generic_file_llseek,
+	.owner = THIS_MODULE,
+};
+
 void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 {
 	struct nsim_rq *rq;
@@ -316,6 +366,8 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 		return;
 	ns->dp.ddir = debugfs_create_dir("rxq", port_ddir);
 	debugfs_create_file("busy", 0400, ns->dp.ddir, ns, &nsim_busy_fops);
+	debugfs_create_file("rx_page_size", 0600, ns->dp.ddir, ns,
+			    &nsim_rx_page_size_fops);
 	for (i = 0; i < ns->dp.num_rqs; i++) {
 		rq = &ns->dp.rqs[i];
 		snprintf(name, sizeof(name), "%u", i);
@@ -339,6 +391,8 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 		debugfs_create_file_unsafe("hds_payload", 0600, rq->ddir,
 					   &rq->hds_payload,
 					   &nsim_hds_payload_fops);
+		debugfs_create_file("order_ignore", 0600, rq->ddir,
+				    &rq->order_ignore, &nsim_flag_fops);
 	}
 }
 
