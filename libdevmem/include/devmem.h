@@ -33,7 +33,7 @@ extern "C" {
  * member) and structs the library hands out only grow at their end.
  */
 #define DEVMEM_VERSION_MAJOR	1
-#define DEVMEM_VERSION_MINOR	1
+#define DEVMEM_VERSION_MINOR	2
 #define DEVMEM_VERSION_NUMBER(major, minor)	(((major) << 16) | (minor))
 #define DEVMEM_VERSION \
 	DEVMEM_VERSION_NUMBER(DEVMEM_VERSION_MAJOR, DEVMEM_VERSION_MINOR)
@@ -291,6 +291,15 @@ struct devmem_dmabuf;
  * kernel's errors.
  */
 int devmem_dmabuf_new_udmabuf(struct devmem_dmabuf **dbp, size_t size);
+/*
+ * A udmabuf of 2 MiB huge pages (a hugetlb memfd): each of its
+ * scatter-gather entries is one or more whole huge pages, as an rx page
+ * size above the page size needs. @size is a multiple of 2 MiB; the pages
+ * come from the reserved pool (vm.nr_hugepages), and -ENOMEM says there
+ * are not enough free ones. Otherwise as devmem_dmabuf_new_udmabuf().
+ * Since 1.2.
+ */
+int devmem_dmabuf_new_udmabuf_huge(struct devmem_dmabuf **dbp, size_t size);
 int devmem_dmabuf_new_heap(struct devmem_dmabuf **dbp, const char *heap,
 		       size_t size);
 int devmem_dmabuf_new_cuda(struct devmem_dmabuf **dbp, int device, size_t size);
@@ -435,10 +444,32 @@ uint32_t devmem_binding_id(const struct devmem_binding *b);
 int devmem_binding_ifindex(const struct devmem_binding *b);
 
 /* How many buffers the binding has: the kernel cuts the dma-buf into
- * pages, and each received fragment (each token) holds one. Give it to
- * devmem_recycler_new().
+ * pages (or buffers of the rx page size), and each received fragment
+ * (each token) holds one. Give it to devmem_recycler_new().
  */
 size_t devmem_binding_buffers(const struct devmem_binding *b);
+
+/*
+ * devmem_binding_new_rx() with receive buffers of @rx_page_size bytes
+ * (bind-rx's rx-page-size): the kernel cuts the dma-buf into buffers of
+ * that size and the device fills each with one or more segments, so a
+ * stream needs fewer of them. 0 asks for nothing: the page size, as
+ * devmem_binding_new_rx(). Every scatter-gather entry of the dma-buf must
+ * start and end on a multiple of the size; devmem_dmabuf_new_udmabuf_huge()
+ * gives entries of 2 MiB. The errors of devmem_binding_new_rx(), and from
+ * the kernel: -ERANGE (below the page size), -EINVAL (not a power of two,
+ * or an entry of the dma-buf that is not aligned: the reason names it),
+ * -EOPNOTSUPP (the device does not support it), -E2BIG (its driver made
+ * buffers of another size). Since 1.2.
+ */
+int devmem_binding_new_rx_sized(struct devmem_binding **bp, int ifindex,
+				const uint32_t *queues, size_t nr_queues,
+				int dmabuf_fd, uint32_t rx_page_size);
+
+/* The size of each of the binding's buffers: the rx page size it was
+ * made with, else the page size. Since 1.2.
+ */
+size_t devmem_binding_buffer_size(const struct devmem_binding *b);
 
 /*
  * Bind dma-buf @dmabuf_fd for sending through device @ifindex (netdev

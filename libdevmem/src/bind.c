@@ -20,7 +20,8 @@ struct devmem_binding {
 	uint32_t id;
 	int ifindex;
 	int tx;			/* bind-tx made it */
-	size_t buffers;		/* pages of the dma-buf: the kernel's net_iovs */
+	size_t buffer_size;	/* of each net_iov: rx page size, or a page */
+	size_t buffers;		/* the kernel's net_iovs */
 };
 
 /* Attribute bytes of one queue: a nest holding its id and type. */
@@ -58,12 +59,13 @@ static int devmem_bind_put_queues(struct nl_msg *req, const uint32_t *queues,
 
 /*
  * The request and reply of bind-rx and bind-tx: @cmd with the device,
- * the fd and, for rx, the queues, on a socket of the binding's own. The
- * arguments have been checked.
+ * the fd and, for rx, the queues and the rx page size (0: none), on a
+ * socket of the binding's own. The arguments have been checked.
  */
 static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 			      int ifindex, const uint32_t *queues,
-			      size_t nr_queues, int dmabuf_fd)
+			      size_t nr_queues, int dmabuf_fd,
+			      uint32_t rx_page_size)
 {
 	const char *what = cmd == NETDEV_CMD_BIND_TX ? "bind-tx" : "bind-rx";
 	struct devmem_binding *b;
@@ -81,7 +83,7 @@ static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 		goto err_free;
 
 	req = devmem_nl_request(&b->nl, cmd, 0,
-				2 * nla_total_size(4) +
+				3 * nla_total_size(4) +
 				nr_queues * DEVMEM_BIND_QUEUE_SIZE);
 	if (!req) {
 		err = devmem_fail(-ENOMEM, "out of memory");
@@ -89,7 +91,9 @@ static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 	}
 	if (nla_put_u32(req, NETDEV_A_DMABUF_IFINDEX, (uint32_t)ifindex) ||
 	    nla_put_u32(req, NETDEV_A_DMABUF_FD, (uint32_t)dmabuf_fd) ||
-	    devmem_bind_put_queues(req, queues, nr_queues)) {
+	    devmem_bind_put_queues(req, queues, nr_queues) ||
+	    (rx_page_size &&
+	     nla_put_u32(req, NETDEV_A_DMABUF_RX_PAGE_SIZE, rx_page_size))) {
 		err = devmem_fail(-ENOMEM, "%s request does not fit", what);
 		goto err_free_req;
 	}
@@ -108,7 +112,9 @@ static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 	if (err)
 		goto err_close;
 	page = sysconf(_SC_PAGESIZE);
-	b->buffers = size / (size_t)(page > 0 ? page : 4096);
+	b->buffer_size = rx_page_size ? rx_page_size :
+			 (size_t)(page > 0 ? page : 4096);
+	b->buffers = size / b->buffer_size;
 
 	b->ifindex = ifindex;
 	*bp = b;
@@ -158,7 +164,25 @@ DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
 	if (err)
 		return err;
 	return devmem_binding_new(bp, NETDEV_CMD_BIND_RX, ifindex, queues,
-				  nr_queues, dmabuf_fd);
+				  nr_queues, dmabuf_fd, 0);
+}
+
+DEVMEM_EXPORT int devmem_binding_new_rx_sized(struct devmem_binding **bp,
+					      int ifindex,
+					      const uint32_t *queues,
+					      size_t nr_queues, int dmabuf_fd,
+					      uint32_t rx_page_size)
+{
+	int err;
+
+	devmem_error_clear();
+	err = devmem_binding_check(bp, ifindex, queues, nr_queues, dmabuf_fd,
+				   0);
+	if (err)
+		return err;
+	/* The kernel judges the size: its errno and reason are the ABI's. */
+	return devmem_binding_new(bp, NETDEV_CMD_BIND_RX, ifindex, queues,
+				  nr_queues, dmabuf_fd, rx_page_size);
 }
 
 DEVMEM_EXPORT int devmem_binding_new_tx(struct devmem_binding **bp, int ifindex,
@@ -171,7 +195,7 @@ DEVMEM_EXPORT int devmem_binding_new_tx(struct devmem_binding **bp, int ifindex,
 	if (err)
 		return err;
 	return devmem_binding_new(bp, NETDEV_CMD_BIND_TX, ifindex, NULL, 0,
-				  dmabuf_fd);
+				  dmabuf_fd, 0);
 }
 
 DEVMEM_EXPORT void devmem_binding_free(struct devmem_binding *b)
@@ -213,4 +237,9 @@ int devmem_binding_new_unbound(struct devmem_binding **bp, uint32_t id,
 DEVMEM_EXPORT size_t devmem_binding_buffers(const struct devmem_binding *b)
 {
 	return b->buffers;
+}
+
+DEVMEM_EXPORT size_t devmem_binding_buffer_size(const struct devmem_binding *b)
+{
+	return b->buffer_size;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR MIT)
 /*
  * Host memory as a dma-buf: a sealed memfd handed to /dev/udmabuf. The
- * seal matters: udmabuf refuses a memfd that could shrink under it.
+ * seal matters: udmabuf refuses a memfd that could shrink under it. A
+ * memfd of huge pages gives a dma-buf whose scatter-gather entries are
+ * whole huge pages (udmabuf merges the contiguous pages of each).
  */
 #include "dmabuf.h"
 
@@ -13,9 +15,47 @@
 #include <unistd.h>
 
 #define DEVMEM_UDMABUF_DEV	"/dev/udmabuf"
+#define DEVMEM_HUGE_PAGE	(2UL << 20)
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB		(21U << 26)	/* log2 of the size, shifted */
+#endif
 
-DEVMEM_EXPORT int devmem_dmabuf_new_udmabuf(struct devmem_dmabuf **dbp,
-					size_t size)
+/* The memfd behind a udmabuf: @huge, of 2 MiB huge pages, allocated
+ * here (udmabuf takes only huge pages that exist); else shmem, which
+ * udmabuf fills itself.
+ */
+static int devmem_udmabuf_memfd(size_t size, int huge)
+{
+	unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
+	int memfd, err;
+
+	if (huge)
+		flags |= MFD_HUGETLB | MFD_HUGE_2MB;
+	memfd = memfd_create("libdevmem-udmabuf", flags);
+	if (memfd < 0)
+		return devmem_fail_errno(-errno, huge ?
+					 "memfd_create of huge pages (CONFIG_HUGETLBFS)" :
+					 "memfd_create");
+	if (ftruncate(memfd, size)) {
+		err = devmem_fail_errno(-errno, "memfd of %zu bytes", size);
+		goto err_close;
+	}
+	if (huge && fallocate(memfd, 0, 0, size)) {
+		err = errno == ENOSPC ? -ENOMEM : -errno;
+		err = devmem_fail_errno(err,
+					"%zu MiB of free 2 MiB huge pages (vm.nr_hugepages)",
+					size >> 20);
+		goto err_close;
+	}
+	return memfd;
+
+err_close:
+	close(memfd);
+	return err;
+}
+
+static int devmem_udmabuf_new(struct devmem_dmabuf **dbp, size_t size,
+			      int huge)
 {
 	struct udmabuf_create create = {
 		.flags = UDMABUF_FLAGS_CLOEXEC,
@@ -27,6 +67,10 @@ DEVMEM_EXPORT int devmem_dmabuf_new_udmabuf(struct devmem_dmabuf **dbp,
 	devmem_error_clear();
 	if (!dbp)
 		return devmem_fail(-EINVAL, "no place for the result");
+	if (huge && (!size || size % DEVMEM_HUGE_PAGE))
+		return devmem_fail(-EINVAL,
+				   "size %zu is not a positive multiple of 2 MiB",
+				   size);
 	err = devmem_dmabuf_check_size(size);
 	if (err)
 		return err;
@@ -35,15 +79,10 @@ DEVMEM_EXPORT int devmem_dmabuf_new_udmabuf(struct devmem_dmabuf **dbp,
 	if (dev < 0)
 		return devmem_fail_errno(-errno, "%s (CONFIG_UDMABUF)",
 					 DEVMEM_UDMABUF_DEV);
-	memfd = memfd_create("libdevmem-udmabuf",
-			     MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	memfd = devmem_udmabuf_memfd(size, huge);
 	if (memfd < 0) {
-		err = devmem_fail_errno(-errno, "memfd_create");
+		err = memfd;
 		goto err_close_dev;
-	}
-	if (ftruncate(memfd, size)) {
-		err = devmem_fail_errno(-errno, "memfd of %zu bytes", size);
-		goto err_close_memfd;
 	}
 	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
 		err = devmem_fail_errno(-errno, "sealing the memfd");
@@ -76,4 +115,16 @@ err_close_memfd:
 err_close_dev:
 	close(dev);
 	return err;
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_new_udmabuf(struct devmem_dmabuf **dbp,
+					size_t size)
+{
+	return devmem_udmabuf_new(dbp, size, 0);
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_new_udmabuf_huge(struct devmem_dmabuf **dbp,
+					     size_t size)
+{
+	return devmem_udmabuf_new(dbp, size, 1);
 }

@@ -36,6 +36,12 @@ static int test_bad_sizes(void)
 	CHECK_EQ(devmem_dmabuf_new_cuda(&db, 0, 3 * page / 2), -EINVAL);
 	CHECK(has_reason());
 	CHECK_EQ(devmem_dmabuf_new_udmabuf(NULL, page), -EINVAL);
+	/* huge pages: whole 2 MiB ones, checked before any system call */
+	CHECK_EQ(devmem_dmabuf_new_udmabuf_huge(&db, page), -EINVAL);
+	CHECK(!strcmp(devmem_last_error(),
+		      "size 4096 is not a positive multiple of 2 MiB"));
+	CHECK_EQ(devmem_dmabuf_new_udmabuf_huge(&db, 3 << 20), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_new_udmabuf_huge(&db, 0), -EINVAL);
 	CHECK(db == NULL);
 	return T_PASS;
 }

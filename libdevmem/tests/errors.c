@@ -141,6 +141,8 @@ static int test_dmabuf(void)
 
 	FAILS(devmem_dmabuf_new_udmabuf(NULL, 4096), -EINVAL);
 	FAILS(devmem_dmabuf_new_udmabuf(&db, 1), -EINVAL);
+	FAILS(devmem_dmabuf_new_udmabuf_huge(NULL, 2 << 20), -EINVAL);
+	FAILS(devmem_dmabuf_new_udmabuf_huge(&db, 4096), -EINVAL);
 	FAILS(devmem_dmabuf_new_heap(&db, "", 4096), -EINVAL);
 	FAILS(devmem_dmabuf_new_cuda(&db, -1, 4096), -EINVAL);
 	FAILS(devmem_dmabuf_new_import(&db, -1), -EBADF);
@@ -164,6 +166,11 @@ static int test_netlink(void)
 	FAILS(devmem_binding_new_rx(&b, lo, NULL, 1, 0), -EINVAL);
 	FAILS(devmem_binding_new_rx(&b, 0, &queue, 1, 0), -EINVAL);
 	FAILS(devmem_binding_new_rx(&b, lo, &queue, 1, -1), -EBADF);
+	FAILS(devmem_binding_new_rx_sized(NULL, lo, &queue, 1, 0, 16384),
+	      -EINVAL);
+	FAILS(devmem_binding_new_rx_sized(&b, lo, NULL, 1, 0, 16384), -EINVAL);
+	FAILS(devmem_binding_new_rx_sized(&b, 0, &queue, 1, 0, 16384), -EINVAL);
+	FAILS(devmem_binding_new_rx_sized(&b, lo, &queue, 1, -1, 0), -EBADF);
 	FAILS(devmem_binding_new_tx(NULL, lo, 0), -EINVAL);
 	FAILS(devmem_binding_new_tx(&b, 0, 0), -EINVAL);
 	FAILS(devmem_binding_new_tx(&b, -1, 0), -EINVAL);
