@@ -85,7 +85,7 @@ summary_pass() {
 send_pattern() {
 	local addr=$1 period=$2 bytes=$3
 	shift 3
-	in_ns "$NSA" "$BIN/ncdevmem" -s "$addr" -p "$PORT" -v "$period" -b "$bytes" "$@"
+	in_ns "$NSA" "$BIN/ncdevmem" -s "$addr" -p "$PORT" -v "$period" --bytes "$bytes" "$@"
 }
 
 # nothing_bound: no rx queue of B has a dma-buf.
@@ -100,7 +100,7 @@ nothing_bound() {
 @test "ncdevmem server and client: 64 MiB validated, set-up seen while it runs, the NIC as before afterwards" {
 	local before during
 	before=$(nic_state)
-	srv_start -v 7 -b 64M
+	srv_start -v 7 --bytes 64M
 	[[ $(cat "$SRV_ERR") =~ listening\ on\ $IP4B\ port\ $PORT\;\ $DEVB\ rx\ queues\ 3..3\ bound\ to\ dma-buf\ ([0-9]+)$ ]]
 	local id=${BASH_REMATCH[1]}
 	# while it listens: header split on, one rule to queue 3, queue 3
@@ -129,7 +129,7 @@ nothing_bound() {
 	bytes=$((mib << 20))
 	nsim_snap "$NSA" "$DEVA"
 	before=${STAT[tx_devmem_bytes]}
-	srv_start -v 251 -b "${mib}M"
+	srv_start -v 251 --bytes "${mib}M"
 	run send_pattern "$IP4B" 251 "${mib}M" -f "$DEVA" --dmabuf-size 8M
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -148,7 +148,7 @@ nothing_bound() {
 
 @test "--trace: every part of the stream in order, matching the summary" {
 	local tr=$BATS_TEST_TMPDIR/trace
-	srv_start -v 251 -b 4M --trace "$tr"
+	srv_start -v 251 --bytes 4M --trace "$tr"
 	run send_pattern "$IP4B" 251 4M
 	[ "$status" -eq 0 ]
 	srv_wait
@@ -171,7 +171,7 @@ nothing_bound() {
 @test "ncdevmem server with a socat sender of mainline's pattern (yes | head), flows from A only (-c), the payload written out (-o)" {
 	local before
 	before=$(nic_state)
-	srv_start -c "$IP4A" -v 7 -b 32M -o "$BATS_TEST_TMPDIR/got"
+	srv_start -c "$IP4A" -v 7 --bytes 32M -o "$BATS_TEST_TMPDIR/got"
 	[[ $(in_ns "$NSB" ethtool -n "$DEVB") == *"Src IP addr: $IP4A"* ]]
 	in_ns "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" | head -c 32M |
 		socat -u - TCP:$IP4B:$PORT"
@@ -186,7 +186,7 @@ nothing_bound() {
 @test "IPv6, two queues (-q 2 -t 2), period 256, --json summary" {
 	local before
 	before=$(nic_state)
-	srv_start -s "$IP6B" -q 2 -t 2 -v 256 -b 16M --json
+	srv_start -s "$IP6B" -q 2 -t 2 -v 256 --bytes 16M --json
 	[[ $(cat "$SRV_ERR") == *"rx queues 2..3 bound to dma-buf"* ]]
 	local q
 	q=$(in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB")
@@ -225,7 +225,7 @@ nothing_bound() {
 }
 
 @test "a short stream and a long one (-b): exit 1 naming the counts" {
-	srv_start -v 7 -b 8M
+	srv_start -v 7 --bytes 8M
 	run send_pattern "$IP4B" 7 3M
 	[ "$status" -eq 0 ]
 	srv_wait
@@ -234,7 +234,7 @@ nothing_bound() {
 	[ "${SUM[result]}" = "FAIL: received 3145728 bytes, expected 8388608" ]
 
 	# a long one: the server stops at the first byte too many
-	srv_start -v 7 -b 1M
+	srv_start -v 7 --bytes 1M
 	run send_pattern "$IP4B" 7 3M
 	srv_wait
 	[ "$SRV_RC" -eq 1 ]
@@ -252,7 +252,7 @@ one_write() {
 @test "check_rx_hds: payloads of 1 to 8192 bytes, one write each, never arrive as SO_DEVMEM_LINEAR (-L)" {
 	local size
 	for size in 1 8 16 32 64 128 256 512 1024 2048 4096 8192; do
-		srv_start -L -b "$size"
+		srv_start -L --bytes "$size"
 		one_write "$size"
 		srv_wait
 		[ "$SRV_RC" -eq 0 ]
@@ -268,7 +268,7 @@ one_write() {
 	local before during
 	before=$(nic_state)
 	[[ $before == *"$DEVB: hds-thresh 200 max 1024"* ]]
-	srv_start -L -v 7 -b 256K
+	srv_start -L -v 7 --bytes 256K
 	during=$(nic_state)
 	echo "$during"
 	[[ $during == *"$DEVB: tcp-data-split on"* ]]
@@ -287,7 +287,7 @@ one_write() {
 	# netdevsim's queue 3 keeps the first 8 payload bytes of each packet
 	# in the header buffer, as a device with a split offset would
 	echo 8 >"$DFSB/rxq/3/hds_payload"
-	srv_start -L -b 100
+	srv_start -L --bytes 100
 	one_write 100
 	srv_wait
 	[ "$SRV_RC" -eq 1 ]
@@ -295,7 +295,7 @@ one_write() {
 	[ "${SUM[result]}" = "FAIL: received SCM_DEVMEM_LINEAR (8 bytes at offset 0) but --fail-on-linear (-L) set" ]
 	nothing_bound
 	# without -L the same stream passes, 8 bytes linear
-	srv_start -b 100
+	srv_start --bytes 100
 	one_write 100
 	srv_wait
 	[ "$SRV_RC" -eq 0 ]
@@ -310,7 +310,7 @@ one_write() {
 	in_ns "$NSB" ethtool -N "$DEVB" flow-type tcp4 dst-port "$PORT" action 3 >/dev/null
 	local before
 	before=$(nic_state)
-	srv_start -n -v 7 -b 16M
+	srv_start -n -v 7 --bytes 16M
 	[[ $(cat "$SRV_ERR") == *"rx queues 3..3 bound to dma-buf "*" (NIC set-up left to the caller)" ]]
 	[ "$(nic_state)" = "$before" ]
 	run send_pattern "$IP4B" 7 16M

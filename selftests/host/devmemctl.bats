@@ -134,9 +134,9 @@ jget() {
 	usage_error "bind needs dev IF" bind
 	usage_error "bind needs dev IF" bind queues 1 dmabuf udmabuf 4K
 	usage_error "bind needs queues A[-B]" bind dev lo dmabuf udmabuf 4K
-	usage_error "bind needs dmabuf {udmabuf SIZE | heap SIZE | fd N}" bind dev lo queues 1
-	usage_error "dmabuf needs udmabuf SIZE, heap SIZE or fd N" bind dev lo queues 1 dmabuf
-	usage_error "dmabuf must be udmabuf, heap or fd, not 'cuda'" bind dev lo queues 1 dmabuf cuda 4K
+	usage_error "bind needs dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}" bind dev lo queues 1
+	usage_error "dmabuf needs udmabuf SIZE, udmabuf-huge SIZE, heap SIZE or fd N" bind dev lo queues 1 dmabuf
+	usage_error "dmabuf must be udmabuf, udmabuf-huge, heap or fd, not 'cuda'" bind dev lo queues 1 dmabuf cuda 4K
 	usage_error "dmabuf udmabuf needs a SIZE" bind dev lo queues 1 dmabuf udmabuf
 	usage_error "dmabuf heap needs a SIZE" bind dev lo queues 1 dmabuf heap
 	usage_error "dmabuf fd needs a file descriptor" bind dev lo queues 1 dmabuf fd
@@ -157,21 +157,32 @@ jget() {
 	usage_error "bad file descriptor '2147483648'" bind dev lo queues 1 dmabuf fd 2147483648
 	usage_error "unexpected argument 'flow' for bind" bind dev lo queues 1 flow tcp4 dmabuf fd 3
 	usage_error "unexpected argument 'hold' for bind" bind dev lo queues 1 dmabuf fd 3 hold
+	usage_error "dmabuf udmabuf-huge needs a SIZE" bind dev lo queues 1 dmabuf udmabuf-huge
+	usage_error "rx-page-size needs a size in bytes" bind dev lo queues 1 dmabuf fd 3 rx-page-size
+	usage_error "bad size '0' (bytes, or with a K, M or G suffix)" \
+		bind dev lo queues 1 dmabuf fd 3 rx-page-size 0
+	usage_error "size '5000' is not a multiple of the page size ($(getconf PAGESIZE))" \
+		bind dev lo queues 1 dmabuf fd 3 rx-page-size 5000
+	usage_error "rx-page-size '4G' is above 4G" bind dev lo queues 1 dmabuf fd 3 rx-page-size 4G
+	usage_error "rx-page-size given twice" \
+		bind dev lo queues 1 dmabuf fd 3 rx-page-size 16K rx-page-size 16K
 }
 
 @test "usage errors: bind tx" {
 	usage_error "bind tx needs dev IF" bind tx
 	usage_error "bind tx needs dev IF" bind tx dmabuf udmabuf 4K
-	usage_error "bind tx needs dmabuf {udmabuf SIZE | heap SIZE | fd N}" bind tx dev lo
+	usage_error "bind tx needs dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}" bind tx dev lo
 	usage_error "bind tx takes no queues: it binds the dma-buf to the whole device" \
 		bind tx dev lo queues 1 dmabuf udmabuf 4K
 	usage_error "bind tx takes no queues: it binds the dma-buf to the whole device" \
 		b tx queues 1
-	usage_error "dmabuf must be udmabuf, heap or fd, not 'cuda'" bind tx dev lo dmabuf cuda 4K
+	usage_error "dmabuf must be udmabuf, udmabuf-huge, heap or fd, not 'cuda'" bind tx dev lo dmabuf cuda 4K
 	usage_error "size '1000' is not a multiple of the page size ($(getconf PAGESIZE))" \
 		bind tx dev lo dmabuf heap 1000
 	usage_error "bad file descriptor 'x'" bind tx dev lo dmabuf fd x
 	usage_error "unexpected argument 'flow' for bind tx" bind tx dev lo flow tcp4 dmabuf fd 3
+	usage_error "bind tx takes no rx-page-size: it sends from pages of the dma-buf" \
+		bind tx dev lo dmabuf fd 3 rx-page-size 16K
 	usage_error "unexpected argument 'tx' for bind" bind dev lo tx dmabuf fd 3
 	# the direction is spelled out, and comes first
 	usage_error "unexpected argument 't' for bind" bind t dev lo dmabuf fd 3
@@ -190,7 +201,8 @@ jget() {
 		for w in "  dev [show] [dev IF]" "  queue [show] [dev IF]" \
 			 "  pool [show] [dev IF]" "  setup dev IF queues A[-B]" \
 			 "  teardown dev IF" "  bind dev IF queues A[-B]" \
-			 "  bind tx dev IF dmabuf {udmabuf SIZE | heap SIZE | fd N}" \
+			 "  bind tx dev IF" "[rx-page-size N]" \
+			 "dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}" \
 			 "  help [OBJECT]" "  -j, --json" "  -p, --pretty" \
 			 "  -V, --version" "  -h, --help" "Exit status:" \
 			 "DEVMEM_STATE_DIR"; do
@@ -202,8 +214,10 @@ jget() {
 		run "$CTL" $args
 		[ "$status" -eq 0 ]
 		[ "${lines[0]}" = "Usage: devmemctl [OPTIONS] bind dev IF queues A[-B]" ]
-		[ "${lines[1]}" = "          dmabuf {udmabuf SIZE | heap SIZE | fd N}" ]
-		[ "${lines[2]}" = "       devmemctl [OPTIONS] bind tx dev IF dmabuf {udmabuf SIZE | heap SIZE | fd N}" ]
+		[ "${lines[1]}" = "          dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}" ]
+		[ "${lines[2]}" = "          [rx-page-size N]" ]
+		[ "${lines[3]}" = "       devmemctl [OPTIONS] bind tx dev IF" ]
+		[ "${lines[4]}" = "          dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}" ]
 		[[ $output == *"Bind a dma-buf for sending"* ]]
 		[ "${lines[-1]}" = "See 'devmemctl help' for the options and the rest." ]
 	done
@@ -296,6 +310,14 @@ jget() {
 	# decimal, also with leading zeros; keywords in any order
 	parsed bind dmabuf udmabuf 0004096 queues 007-08 dev eth1
 	[ "$(jget 'd["first"], d["last"], d["dmabuf"]["size"]')" = '[7, 8, 4096]' ]
+	# rx-page-size, in any place; a udmabuf of huge pages
+	parsed bind dev eth1 rx-page-size 16K queues 3 dmabuf udmabuf-huge 64M
+	[ "$(jget 'd["dmabuf"], d["rx_page_size"]')" = '[{"type": "udmabuf-huge", "size": 67108864}, 16384]' ]
+	# the kernel judges it: not a power of two is for it to refuse
+	parsed bind dev eth1 queues 3 dmabuf fd 3 rx-page-size 12288
+	[ "$(jget 'd["rx_page_size"]')" = '12288' ]
+	parsed bind dev eth1 queues 3 dmabuf fd 3
+	[ "$(jget '"rx_page_size" in d')" = 'false' ]
 	# bind tx: a device and a buffer, in any order
 	parsed bind tx dmabuf heap 64M dev eth1
 	[ "$(jget 'd["direction"], d["dev"], d["dmabuf"]')" = '["tx", "eth1", {"type": "heap", "size": 67108864}]' ]

@@ -69,10 +69,10 @@ usage_error() {
 	usage_error "queues 65535..65536: beyond 65535" -l -s 127.0.0.1 -p 1 -f lo -t 65535 -q 2
 	usage_error "empty interface name" -l -s 127.0.0.1 -p 1 -f ""
 	usage_error "-l needs -f IFNAME" -l -s 127.0.0.1 -p 1
-	usage_error "bad size '12Q' for -b" -s 127.0.0.1 -p 1 -v 7 -b 12Q
-	usage_error "bad size '-1' for -b" -s 127.0.0.1 -p 1 -v 7 --size -1
-	usage_error "-b in client mode needs -v PERIOD: it sends SIZE bytes of that pattern" \
-		-s 127.0.0.1 -p 1 -b 1M
+	usage_error "bad size '12Q' for --bytes" -s 127.0.0.1 -p 1 -v 7 --bytes 12Q
+	usage_error "bad size '-1' for --bytes" -s 127.0.0.1 -p 1 -v 7 --size -1
+	usage_error "--bytes in client mode needs -v PERIOD: it sends SIZE bytes of that pattern" \
+		-s 127.0.0.1 -p 1 --bytes 1M
 	usage_error "bad chunk size '0' for -z (1 to 16M)" -s 127.0.0.1 -p 1 -z 0
 	usage_error "bad chunk size '17M' for -z (1 to 16M)" -s 127.0.0.1 -p 1 -z 17M
 	usage_error "-z is a client option (not with -l)" -l -s 127.0.0.1 -p 1 -f lo -z 4K
@@ -89,8 +89,8 @@ usage_error() {
 		-s 127.0.0.1 -p 1 -f lo --dmabuf cuda:1
 	usage_error "--plain is a client option (not with -l)" -l -s 127.0.0.1 -p 1 -f lo --plain
 	usage_error "bad chunk size '0' for -z (1 to 16M)" -s 127.0.0.1 -p 1 -f lo -z 0
-	usage_error "-b in client mode needs -v PERIOD: it sends SIZE bytes of that pattern" \
-		-s 127.0.0.1 -p 1 -f lo -b 1M
+	usage_error "--bytes in client mode needs -v PERIOD: it sends SIZE bytes of that pattern" \
+		-s 127.0.0.1 -p 1 -f lo --bytes 1M
 	usage_error "bad --dmabuf-size '4097' (a multiple of 4K, at most 1T)" \
 		-s 127.0.0.1 -p 1 -f lo --dmabuf-size 4097
 	usage_error "--trace is a server option (needs -l)" -s 127.0.0.1 -p 1 --trace "$T/t"
@@ -104,6 +104,12 @@ usage_error() {
 		-l -s 127.0.0.1 -p 1 -f lo --dmabuf cuda:x
 	usage_error "bad --dmabuf-size '4097' (a multiple of 4K, at most 1T)" \
 		-l -s 127.0.0.1 -p 1 -f lo --dmabuf-size 4097
+	usage_error "invalid rx_page_size 'big'" -l -s 127.0.0.1 -p 1 -f lo -b big
+	usage_error "invalid rx_page_size '0'" -l -s 127.0.0.1 -p 1 -f lo -b 0
+	usage_error "invalid rx_page_size '4G'" -l -s 127.0.0.1 -p 1 -f lo -b 4G
+	usage_error "option '-b' needs an argument" -l -s 127.0.0.1 -p 1 -f lo -b
+	usage_error "-b above 4K takes a udmabuf of 2M huge pages: --dmabuf-size must be a multiple of 2M" \
+		-l -s 127.0.0.1 -p 1 -f lo -b 16K --dmabuf-size 3M
 	usage_error "bad --dmabuf-size '0' (a multiple of 4K, at most 1T)" \
 		-l -s 127.0.0.1 -p 1 -f lo --dmabuf-size 0
 }
@@ -182,7 +188,7 @@ dry() {
 	dry mode=server client=192.0.2.1 validate=7 period=7 queues=2 \
 		first-queue=4 setup=no bytes=268435456 output=- ready-file=/tmp/r -- \
 		-s 192.0.2.2 -c 192.0.2.1 -f eth1 -l -p 5201 -v 7 -q 2 -t 4 -n \
-		-b 256M -o - -r /tmp/r
+		--bytes 256M -o - -r /tmp/r
 	dry mode=server server=2001:db8::2 port=80 queues=3 first-queue=0 \
 		setup=no bytes=1024 dmabuf=heap:system dmabuf-size=4096 \
 		progress=yes json=yes -- \
@@ -193,17 +199,26 @@ dry() {
 	dry dmabuf=cuda:0 -- -l -s ::1 -p 1 -f lo --dmabuf cuda
 	dry dmabuf=cuda:3 bytes=3221225472 -- -l -s ::1 -p 1 -f lo --dmabuf cuda:3 --bytes 3G
 	dry send=none chunk=65536 -- -l -s 192.0.2.2 -p 5201 -f eth1
+	# mainline's check_rx_large_niov line: -b is the rx page size
+	dry rx-page-size=default -- -l -s 192.0.2.2 -p 5201 -f eth1
+	dry rx-page-size=16384 bytes=any -- -l -s 192.0.2.2 -p 5201 -f eth1 -v 7 -b 16384
+	dry rx-page-size=4096 -- -l -s 192.0.2.2 -p 5201 -f eth1 --rx-page-size 4K
+	# the kernel judges the value: not a power of two passes here
+	dry rx-page-size=12288 dmabuf-size=4194304 -- \
+		-l -s 192.0.2.2 -p 5201 -f eth1 -b 12K --dmabuf-size 4M
+	# the client accepts and ignores it, as mainline's
+	dry mode=client send=plain rx-page-size=16384 -- -s 192.0.2.2 -p 5201 -b 16K
 	# the client: stdin by default, the pattern with -b; without -f plain
 	# TCP, -z the bytes of a send()
 	dry mode=client send=plain bytes=stdin chunk=65536 interface= -- -s 127.0.0.1 -p 9
 	dry mode=client send=plain bytes=1048576 validate=7 chunk=1000 interface= -- \
-		-s 127.0.0.1 -p 9 -v 7 -b 1M -z 1000
+		-s 127.0.0.1 -p 9 -v 7 --bytes 1M -z 1000
 	# with -f, as mainline's client: from device memory, -z the most
 	# bytes of an iovec (none by default); its dma-buf as the server's
 	dry mode=client send=devmem bytes=stdin chunk=any interface=eth1 \
 		dmabuf=udmabuf dmabuf-size=67108864 -- -s 192.0.2.2 -p 5201 -f eth1
 	dry mode=client send=devmem bytes=1048576 validate=7 chunk=3 interface=lo \
-		client=127.0.0.2 -- -s 127.0.0.1 -c 127.0.0.2 -p 9 -v 7 -b 1M -z 3 -f lo
+		client=127.0.0.2 -- -s 127.0.0.1 -c 127.0.0.2 -p 9 -v 7 --bytes 1M -z 3 -f lo
 	dry send=devmem dmabuf=heap:system dmabuf-size=2097152 -- \
 		-s ::1 -p 9 --interface lo --dmabuf heap --dmabuf-size 2M
 	dry send=devmem dmabuf=udmabuf dmabuf-size=4096 -- \
@@ -252,7 +267,7 @@ client_summary() {
 	local port
 	port=$(free_port)
 	receiver "$port" "$T/got"
-	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -v 7 -b 10M -z 1000
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -v 7 --bytes 10M -z 1000
 	client_summary $((10 << 20))
 	wait "$RPID"
 	RPID=
@@ -280,7 +295,7 @@ sys.stdout.buffer.write(out)' "$@"
 	for n in 2 7 255 256 1000; do
 		port=$(free_port)
 		receiver "$port" "$T/got.$n" ::1
-		run "$NCD" -s ::1 -p "$port" -v "$n" -b 3000 -z 77
+		run "$NCD" -s ::1 -p "$port" -v "$n" --bytes 3000 -z 77
 		[ "$status" -eq 0 ]
 		wait "$RPID"
 		RPID=
@@ -302,7 +317,7 @@ sys.stdout.buffer.write(out)' "$@"
 
 	port=$(free_port)
 	receiver "$port" "$T/got"
-	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" --json -v 5 -b 100
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" --json -v 5 --bytes 100
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output =~ ^\{\"mode\":\"client\",\"bytes\":100,\"seconds\":[0-9.]+,\"gbps\":[0-9.]+,\"result\":\"pass\"\}$ ]]
@@ -314,7 +329,7 @@ sys.stdout.buffer.write(out)' "$@"
 	local port
 	port=$(free_port)
 	receiver "$port" "$T/got"
-	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f lo --plain -v 7 -b 1M -z 777
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f lo --plain -v 7 --bytes 1M -z 777
 	client_summary $((1 << 20))
 	[ -z "$stderr" ]
 	wait "$RPID"
@@ -328,7 +343,7 @@ sys.stdout.buffer.write(out)' "$@"
 	receiver "$port" "$T/got"
 	# no /dev/udmabuf or dma-heap here; were there one, lo cannot send
 	# from device memory (EOPNOTSUPP): a skip either way
-	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f lo -v 7 -b 1M
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -f lo -v 7 --bytes 1M
 	echo "status $status, stdout '$output', stderr '$stderr'"
 	[ "$status" -eq 77 ]
 	[ -z "$output" ]
@@ -357,7 +372,7 @@ sys.stdout.buffer.write(out)' "$@"
 @test "client: nobody listening: exit 1 with the reason, no summary" {
 	local port
 	port=$(free_port)
-	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -v 7 -b 1M
+	run --separate-stderr "$NCD" -s 127.0.0.1 -p "$port" -v 7 --bytes 1M
 	echo "$output / $stderr"
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "ncdevmem: connect to 127.0.0.1 port $port: Connection refused" ]

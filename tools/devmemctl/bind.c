@@ -55,6 +55,7 @@ static const char *source_name(enum dmabuf_src s)
 	case DMABUF_UDMABUF: return "udmabuf";
 	case DMABUF_HEAP: return "heap";
 	case DMABUF_FD: return "fd";
+	case DMABUF_UDMABUF_HUGE: return "udmabuf-huge";
 	default: return "?";
 	}
 }
@@ -77,6 +78,9 @@ static void print_bound(const struct cmd *c, struct devmem_binding *b,
 			printf(" queues %u-%u", c->first, c->last);
 		else
 			printf(" queues %u", c->first);
+		if (c->rx_page_size)
+			printf(" in buffers of %zu bytes",
+			       devmem_binding_buffer_size(b));
 		putchar('\n');
 		return;
 	}
@@ -98,6 +102,8 @@ static void print_bound(const struct cmd *c, struct devmem_binding *b,
 	}
 	jw_str(&w, "source", source_name(c->dmabuf));
 	jw_uint(&w, "size", devmem_dmabuf_size(db));
+	if (!c->tx)
+		jw_uint(&w, "buffer_size", devmem_binding_buffer_size(b));
 	jw_obj_close(&w);
 	jw_finish(&w);
 }
@@ -123,6 +129,9 @@ int do_bind(const struct cmd *c)
 	switch (c->dmabuf) {
 	case DMABUF_UDMABUF:
 		err = devmem_dmabuf_new_udmabuf(&db, c->size);
+		break;
+	case DMABUF_UDMABUF_HUGE:
+		err = devmem_dmabuf_new_udmabuf_huge(&db, c->size);
 		break;
 	case DMABUF_HEAP:
 		err = devmem_dmabuf_new_heap(&db, NULL, c->size);
@@ -150,8 +159,9 @@ int do_bind(const struct cmd *c)
 		}
 		for (i = 0; i < nr; i++)
 			queues[i] = c->first + (uint32_t)i;
-		if (devmem_binding_new_rx(&b, ifindex, queues, nr,
-					  devmem_dmabuf_fd(db))) {
+		if (devmem_binding_new_rx_sized(&b, ifindex, queues, nr,
+						devmem_dmabuf_fd(db),
+						c->rx_page_size)) {
 			lib_error(NULL);
 			goto out;
 		}

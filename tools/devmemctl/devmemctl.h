@@ -45,6 +45,7 @@ enum dmabuf_src {
 	DMABUF_UDMABUF,
 	DMABUF_HEAP,
 	DMABUF_FD,
+	DMABUF_UDMABUF_HUGE,
 };
 
 struct cmd {
@@ -67,6 +68,7 @@ struct cmd {
 	enum dmabuf_src dmabuf;		/* dmabuf ... */
 	uint64_t size;			/* udmabuf, heap: bytes */
 	int fd;				/* fd N */
+	uint32_t rx_page_size;		/* rx-page-size N; 0: not given */
 
 	int tx;				/* bind tx: for sending, no queues */
 };

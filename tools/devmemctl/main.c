@@ -73,6 +73,7 @@ static void print_parsed(const struct cmd *c)
 		[DMABUF_UDMABUF] = "udmabuf",
 		[DMABUF_HEAP] = "heap",
 		[DMABUF_FD] = "fd",
+		[DMABUF_UDMABUF_HUGE] = "udmabuf-huge",
 	};
 	char addr[INET6_ADDRSTRLEN];
 	struct jw w;
@@ -113,6 +114,8 @@ static void print_parsed(const struct cmd *c)
 			jw_uint(&w, "size", c->size);
 		jw_obj_close(&w);
 	}
+	if (c->rx_page_size)
+		jw_uint(&w, "rx_page_size", c->rx_page_size);
 	jw_obj_close(&w);
 	jw_finish(&w);
 }

@@ -27,6 +27,7 @@
 #define A_QUEUES	(1U << 1)
 #define A_FLOW		(1U << 2)
 #define A_DMABUF	(1U << 3)
+#define A_PAGE_SIZE	(1U << 4)
 
 struct object {
 	const char *name;
@@ -71,16 +72,21 @@ static const struct object objects[] = {
 	  "teardown dev IF",
 	  "      Put back what setup, or a program that ended without putting it\n"
 	  "      back, changed on IF, and remove its state file.\n" },
-	{ "bind", CMD_BIND, 0, A_DEV | A_QUEUES | A_DMABUF,
+	{ "bind", CMD_BIND, 0, A_DEV | A_QUEUES | A_DMABUF | A_PAGE_SIZE,
 	  "bind dev IF queues A[-B]\n"
-	  "          dmabuf {udmabuf SIZE | heap SIZE | fd N}",
-	  "      Bind a dma-buf to rx queues A..B of IF: a new udmabuf, a new\n"
-	  "      buffer of the system dma-heap, or the dma-buf open as fd N.\n"
-	  "      Prints the binding's dmabuf id, then holds the binding until\n"
-	  "      SIGINT, SIGTERM or SIGHUP, and exits 0 having released it.\n"
-	  "      \"bind rx\" is the same.\n" },
+	  "          dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}\n"
+	  "          [rx-page-size N]",
+	  "      Bind a dma-buf to rx queues A..B of IF: a new udmabuf (of 2M\n"
+	  "      huge pages: udmabuf-huge), a new buffer of the system dma-heap,\n"
+	  "      or the dma-buf open as fd N. rx-page-size: receive buffers of\n"
+	  "      N bytes instead of pages (a power of two; the dma-buf's\n"
+	  "      segments aligned to it, as udmabuf-huge's are; a device that\n"
+	  "      supports it). Prints the binding's dmabuf id, then holds the\n"
+	  "      binding until SIGINT, SIGTERM or SIGHUP, and exits 0 having\n"
+	  "      released it. \"bind rx\" is the same.\n" },
 	{ "bind", CMD_BIND, 0, A_DEV | A_DMABUF,
-	  "bind tx dev IF dmabuf {udmabuf SIZE | heap SIZE | fd N}",
+	  "bind tx dev IF\n"
+	  "          dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}",
 	  "      Bind a dma-buf for sending from it through IF (the whole device:\n"
 	  "      no queues). Prints the binding's dmabuf id and holds the binding\n"
 	  "      as bind does; TCP sockets routed through IF send from the buffer\n"
@@ -329,7 +335,8 @@ static const char *value_of(const char *kw)
 		{ "src", "an address" },
 		{ "dst", "an address" },
 		{ "port", "a port number" },
-		{ "dmabuf", "udmabuf SIZE, heap SIZE or fd N" },
+		{ "dmabuf", "udmabuf SIZE, udmabuf-huge SIZE, heap SIZE or fd N" },
+		{ "rx-page-size", "a size in bytes" },
 	};
 	size_t i;
 
@@ -360,10 +367,14 @@ static int parse_args(struct ps *ps, const struct object *o, int argc,
 			need = A_FLOW;
 		else if (!strcmp(kw, "dmabuf"))
 			need = A_DMABUF;
+		else if (!strcmp(kw, "rx-page-size"))
+			need = A_PAGE_SIZE;
 		else
 			need = 0;
 		if (is_bind_tx(o) && need == A_QUEUES)
 			return fail(ps, "bind tx takes no queues: it binds the dma-buf to the whole device");
+		if (is_bind_tx(o) && need == A_PAGE_SIZE)
+			return fail(ps, "bind tx takes no rx-page-size: it sends from pages of the dma-buf");
 		if (!(o->args & need))
 			return fail(ps, "unexpected argument '%s' for %s", kw,
 				    form_name(o));
@@ -408,12 +419,14 @@ static int parse_args(struct ps *ps, const struct object *o, int argc,
 				return fail(ps, "dmabuf given twice");
 			if (!strcmp(val, "udmabuf"))
 				c->dmabuf = DMABUF_UDMABUF;
+			else if (!strcmp(val, "udmabuf-huge"))
+				c->dmabuf = DMABUF_UDMABUF_HUGE;
 			else if (!strcmp(val, "heap"))
 				c->dmabuf = DMABUF_HEAP;
 			else if (!strcmp(val, "fd"))
 				c->dmabuf = DMABUF_FD;
 			else
-				return fail(ps, "dmabuf must be udmabuf, heap or fd, not '%s'",
+				return fail(ps, "dmabuf must be udmabuf, udmabuf-huge, heap or fd, not '%s'",
 					    val);
 			if (!arg)
 				return fail(ps, "dmabuf %s needs %s", val,
@@ -428,6 +441,15 @@ static int parse_args(struct ps *ps, const struct object *o, int argc,
 			} else if (parse_size(ps, arg, &c->size)) {
 				return -1;
 			}
+		} else if (!strcmp(kw, "rx-page-size")) {
+			if (c->rx_page_size)
+				return fail(ps, "rx-page-size given twice");
+			/* the kernel judges it: a power of two, >= a page */
+			if (parse_size(ps, val, &v))
+				return -1;
+			if (v > UINT32_MAX)
+				return fail(ps, "rx-page-size '%s' is above 4G", val);
+			c->rx_page_size = (uint32_t)v;
 		}
 	}
 
@@ -436,7 +458,7 @@ static int parse_args(struct ps *ps, const struct object *o, int argc,
 	if ((o->args & A_QUEUES) && !c->has_queues)
 		return fail(ps, "%s needs queues A[-B]", form_name(o));
 	if ((o->args & A_DMABUF) && c->dmabuf == DMABUF_NONE)
-		return fail(ps, "%s needs dmabuf {udmabuf SIZE | heap SIZE | fd N}",
+		return fail(ps, "%s needs dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}",
 			    form_name(o));
 	if (c->has_flow)
 		return finish_flow(ps, c, port);

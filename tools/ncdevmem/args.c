@@ -13,11 +13,12 @@
 #define MAX_CHUNK		(16 * 1024 * 1024)
 #define DEFAULT_DMABUF_SIZE	(64ULL << 20)
 #define PAGE			4096
+#define HUGE_PAGE		(2ULL << 20)
 
 static const char usage_text[] =
 "Usage: " PROG " -l -s SERVER_IP [-c CLIENT_IP] -p PORT -f IFNAME [options]\n"
 "       " PROG " -s SERVER_IP -p PORT [-c CLIENT_IP] -f IFNAME [-z CHUNK] [options]\n"
-"       " PROG " -s SERVER_IP -p PORT [-c CLIENT_IP] [-b SIZE -v PERIOD] [options]\n"
+"       " PROG " -s SERVER_IP -p PORT [-c CLIENT_IP] [--bytes SIZE -v PERIOD] [options]\n"
 "\n"
 "A netcat for device-memory TCP, with mainline's ncdevmem options.\n"
 "\n"
@@ -32,7 +33,7 @@ static const char usage_text[] =
 "\n"
 "Client with -f (device-memory send, as mainline's client): bind a dma-buf\n"
 "to IFNAME for tx, connect to SERVER_IP:PORT through IFNAME, and send stdin\n"
-"until its end, or with -b SIZE, SIZE bytes of the -v PERIOD pattern, from\n"
+"until its end, or with --bytes SIZE, SIZE bytes of the -v PERIOD pattern, from\n"
 "the dma-buf with sendmsg(MSG_ZEROCOPY): the data is written into the\n"
 "dma-buf, sent from there, and its space reused once the kernel reports\n"
 "the send complete, so a stream of any size passes through it. All sends\n"
@@ -57,7 +58,11 @@ static const char usage_text[] =
 "  -L, --fail-on-linear    server: fail on any payload the kernel delivers in\n"
 "                          host memory (SO_DEVMEM_LINEAR) instead of the\n"
 "                          dma-buf, as a header split that kept it did\n"
-"  -b, --bytes, --size SIZE\n"
+"  -b, --rx-page-size SIZE server: bind in receive buffers of SIZE bytes (a\n"
+"                          power of two, at least 4K; the kernel's rx-page-size).\n"
+"                          Above 4K, the default udmabuf is made of 2M huge\n"
+"                          pages (vm.nr_hugepages), as rx-page-size needs\n"
+"      --bytes, --size SIZE\n"
 "                          server: expect exactly SIZE bytes; client: send\n"
 "                          SIZE bytes of the -v pattern instead of stdin\n"
 "  -z, --chunk SIZE        client with -f: at most SIZE bytes per iovec of\n"
@@ -83,7 +88,7 @@ static const char usage_text[] =
 "      --dry-run           print the parsed configuration and exit\n"
 "  -h, --help              this text\n"
 "\n"
-"SIZE takes a suffix K, M or G (powers of 1024). Mainline's -q/-t/-n are\n"
+"SIZE takes a suffix K, M or G (powers of 1024). Mainline's -q/-t/-n/-b are\n"
 "accepted and ignored by the client.\n"
 "\n"
 "Exit status: 0 the stream was received (and validated) completely, or\n"
@@ -168,6 +173,7 @@ enum {
 	OPT_TRACE,
 	OPT_DRY_RUN,
 	OPT_PLAIN,
+	OPT_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -181,8 +187,9 @@ static const struct option long_opts[] = {
 	{ "interface",	 required_argument, NULL, 'f' },
 	{ "no-setup",	 no_argument,	    NULL, 'n' },
 	{ "fail-on-linear", no_argument,    NULL, 'L' },
-	{ "bytes",	 required_argument, NULL, 'b' },
-	{ "size",	 required_argument, NULL, 'b' },
+	{ "rx-page-size", required_argument, NULL, 'b' },
+	{ "bytes",	 required_argument, NULL, OPT_BYTES },
+	{ "size",	 required_argument, NULL, OPT_BYTES },
 	{ "chunk",	 required_argument, NULL, 'z' },
 	{ "output",	 required_argument, NULL, 'o' },
 	{ "ready-file",	 required_argument, NULL, 'r' },
@@ -287,8 +294,17 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 			server_only = "-L";
 			break;
 		case 'b':
+			/* the kernel judges it (power of two, >= page) */
+			if (parse_size(optarg, &size) || !size ||
+			    size > UINT32_MAX)
+				return fail(err, errlen, "invalid rx_page_size '%s'",
+					    optarg);
+			cfg->rx_page_size = size;
+			break;
+		case OPT_BYTES:
 			if (parse_size(optarg, &size))
-				return fail(err, errlen, "bad size '%s' for -b", optarg);
+				return fail(err, errlen, "bad size '%s' for --bytes",
+					    optarg);
 			cfg->bytes = size;
 			cfg->has_bytes = true;
 			break;
@@ -383,6 +399,11 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 		if (client_only)
 			return fail(err, errlen, "%s is a client option (not with -l)",
 				    client_only);
+		if (cfg->rx_page_size > PAGE &&
+		    cfg->provider == DMABUF_UDMABUF &&
+		    cfg->dmabuf_size % HUGE_PAGE)
+			return fail(err, errlen,
+				    "-b above 4K takes a udmabuf of 2M huge pages: --dmabuf-size must be a multiple of 2M");
 		if (!cfg->ifname)
 			return fail(err, errlen, "-l needs -f IFNAME");
 		if (cfg->first_queue >= 0 &&
@@ -396,7 +417,7 @@ int parse_args(int argc, char **argv, struct config *cfg, char *err,
 				    server_only);
 		if (cfg->has_bytes && !cfg->period)
 			return fail(err, errlen,
-				    "-b in client mode needs -v PERIOD: it sends SIZE bytes of that pattern");
+				    "--bytes in client mode needs -v PERIOD: it sends SIZE bytes of that pattern");
 		/* -f makes the client mainline's: it sends from device memory */
 		cfg->devmem_tx = cfg->ifname && !cfg->plain;
 		if (dmabuf_opt && !cfg->devmem_tx)
@@ -441,6 +462,10 @@ void print_config(FILE *f, const struct config *cfg)
 	fprintf(f, "interface=%s\n", str(cfg->ifname));
 	fprintf(f, "setup=%s\n", cfg->no_setup ? "no" : "yes");
 	fprintf(f, "fail-on-linear=%s\n", cfg->fail_on_linear ? "yes" : "no");
+	if (cfg->rx_page_size)
+		fprintf(f, "rx-page-size=%u\n", cfg->rx_page_size);
+	else
+		fprintf(f, "rx-page-size=default\n");
 	if (cfg->has_bytes)
 		fprintf(f, "bytes=%llu\n", (unsigned long long)cfg->bytes);
 	else

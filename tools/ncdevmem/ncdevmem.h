@@ -44,7 +44,8 @@ struct config {
 	bool devmem_tx;			/* client with -f and not --plain */
 	bool no_setup;			/* -n */
 	bool fail_on_linear;		/* -L */
-	uint64_t bytes;			/* -b; see has_bytes */
+	uint32_t rx_page_size;		/* -b; 0: not asked for */
+	uint64_t bytes;			/* --bytes; see has_bytes */
 	bool has_bytes;
 	size_t chunk;			/* -z: bytes per send() (plain client),
 					 * per iovec (devmem client; 0: any) */

@@ -93,8 +93,16 @@ static int alloc_dmabuf(struct server *s)
 					 cfg->dmabuf_size);
 		break;
 	default:
-		what = "udmabuf";
-		err = devmem_dmabuf_new_udmabuf(&s->db, cfg->dmabuf_size);
+		/* An rx page size above a page needs aligned SG entries. */
+		if (cfg->rx_page_size > (uint32_t)getpagesize()) {
+			what = "udmabuf (2M huge pages)";
+			err = devmem_dmabuf_new_udmabuf_huge(&s->db,
+							     cfg->dmabuf_size);
+		} else {
+			what = "udmabuf";
+			err = devmem_dmabuf_new_udmabuf(&s->db,
+							cfg->dmabuf_size);
+		}
 		break;
 	}
 	if (err)
@@ -178,8 +186,9 @@ static int bind_queues(struct server *s)
 		return failf(s, EXIT_FAIL, "out of memory");
 	for (i = 0; i < n; i++)
 		queues[i] = s->first + i;
-	err = devmem_binding_new_rx(&s->binding, s->ifindex, queues, n,
-			     devmem_dmabuf_fd(s->db));
+	err = devmem_binding_new_rx_sized(&s->binding, s->ifindex, queues, n,
+					  devmem_dmabuf_fd(s->db),
+					  s->cfg->rx_page_size);
 	free(queues);
 	if (err)
 		return failf(s, is_capability(err) ? EXIT_SKIP : EXIT_FAIL,
