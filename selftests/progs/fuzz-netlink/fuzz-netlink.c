@@ -349,6 +349,13 @@ static size_t shaped_netdev(size_t at, size_t end, uint8_t cmd)
 					     NETDEV_QUEUE_TYPE_RX);
 				((struct nlattr *)(req + start))->nla_len = at - start;
 			}
+			/* an rx page size: powers of two from a page (whose
+			 * segments may not fit), or anything
+			 */
+			if (chance(25))
+				at = put_u32(at, end, NETDEV_A_DMABUF_RX_PAGE_SIZE,
+					     chance(80) ? 4096U << below(6) :
+					     some_u32());
 			return at;
 		}
 		if (chance(92))

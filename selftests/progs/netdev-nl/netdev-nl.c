@@ -50,12 +50,15 @@ static void usage(FILE *f)
 "                                  that are down are not listed\n"
 "  page-pool-get [ID]              one page pool, or all of them\n"
 "  bind-rx IFINDEX QUEUES DMABUF [--hold] [--snapshot FILE[:LEN]]\n"
-"          [--cycles N] [--stats] [--run COMMAND [ARGS]]\n"
+"          [--cycles N] [--stats] [--rx-page-size N] [--run COMMAND [ARGS]]\n"
 "                                  bind a dma-buf to rx queues QUEUES (A,B,\n"
 "                                  C-D; also tx:N, noid, notype:N to send\n"
 "                                  malformed queues); DMABUF is\n"
-"                                  udmabuf:SIZE (K/M/G) or\n"
-"                                  fd:N. --hold keeps the binding until\n"
+"                                  udmabuf:SIZE (K/M/G), fd:N or\n"
+"                                  huge:[OFF+]LEN[,...] (OFF in bytes): a udmabuf\n"
+"                                  of those ranges of a memfd of 2M huge\n"
+"                                  pages. --rx-page-size sends that\n"
+"                                  attribute. --hold keeps the binding until\n"
 "                                  SIGTERM/SIGINT; with --snapshot, SIGUSR1\n"
 "                                  writes the udmabuf's first LEN bytes\n"
 "                                  (default 64K) to FILE, then FILE.done;\n"
@@ -566,6 +569,69 @@ static int udmabuf_create(unsigned long long size)
 	return fd;
 }
 
+/* huge:[OFF+]LEN[,...]: the ranges, in order, of one memfd of 2 MiB huge
+ * pages (allocated here: udmabuf takes only pages that exist), as one
+ * udmabuf. Returns its fd; *@size is its size.
+ */
+static int udmabuf_create_huge(const char *spec, unsigned long long *size)
+{
+	struct {
+		struct udmabuf_create_list head;
+		struct udmabuf_create_item item[16];
+	} l = { .head = { .flags = UDMABUF_FLAGS_CLOEXEC } };
+	unsigned long long end = 0, off, len;
+	char *copy = strdup(spec), *tok, *save, *plus;
+	int memfd, dev, fd;
+
+	if (!copy)
+		sys_fatal("strdup");
+	*size = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (l.head.count == 16)
+			usage_error("huge: takes at most 16 ranges");
+		plus = strchr(tok, '+');
+		off = 0;
+		if (plus) {
+			*plus = 0;
+			off = parse_num(tok, 1ULL << 40, "offset");
+			tok = plus + 1;
+		}
+		len = parse_size(tok);
+		l.item[l.head.count].offset = off;
+		l.item[l.head.count].size = len;
+		l.head.count++;
+		*size += len;
+		if (off + len > end)
+			end = off + len;
+	}
+	free(copy);
+	if (!l.head.count)
+		usage_error("huge: needs a range");
+	end = (end + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
+	memfd = memfd_create("netdev-nl", MFD_ALLOW_SEALING | MFD_CLOEXEC |
+			     MFD_HUGETLB | (21U << 26));
+	if (memfd < 0)
+		sys_fatal("memfd_create(MFD_HUGETLB)");
+	if (ftruncate(memfd, end) < 0)
+		sys_fatal("ftruncate");
+	if (fallocate(memfd, 0, 0, end) < 0)
+		sys_fatal("fallocate of huge pages (vm.nr_hugepages?)");
+	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		sys_fatal("F_ADD_SEALS");
+	for (unsigned int i = 0; i < l.head.count; i++)
+		l.item[i].memfd = memfd;
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		sys_fatal("/dev/udmabuf");
+	fd = ioctl(dev, UDMABUF_CREATE_LIST, &l);
+	if (fd < 0)
+		sys_fatal("UDMABUF_CREATE_LIST");
+	close(dev);
+	close(memfd);
+	return fd;
+}
+
 /* One queue nest; id or type < 0: leave that attribute out. */
 static void put_queue(struct req *r, long long id, int type)
 {
@@ -731,6 +797,7 @@ static int run_bound(int dmabuf, char **argv, const sigset_t *mask)
 static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 {
 	unsigned long long size = 0, snap_len = 64 << 10, cycles = 1, c;
+	unsigned long long page_size = 0;
 	const char *snap = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, old;
@@ -751,6 +818,9 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 			hold = 1;
 		} else if (!strcmp(argv[i], "--stats")) {
 			stats = 1;
+		} else if (!strcmp(argv[i], "--rx-page-size") && i + 1 < argc) {
+			page_size = parse_num(argv[++i], UINT32_MAX,
+					      "rx page size");
 		} else if (!strcmp(argv[i], "--cycles") && i + 1 < argc) {
 			cycles = parse_num(argv[++i], 1000000, "cycle count");
 			if (!cycles)
@@ -770,11 +840,12 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 		size = parse_size(argv[4] + 8);
 		if (snap && snap_len > size)
 			usage_error("snapshot longer than the udmabuf");
-	} else if (!strncmp(argv[4], "fd:", 3)) {
+	} else if (!strncmp(argv[4], "fd:", 3) ||
+		   !strncmp(argv[4], "huge:", 5)) {
 		if (snap)
-			usage_error("--snapshot needs a udmabuf");
+			usage_error("--snapshot needs a udmabuf:SIZE");
 	} else {
-		usage_error("DMABUF must be udmabuf:SIZE or fd:N, not '%s'",
+		usage_error("DMABUF must be udmabuf:SIZE, huge:RANGES or fd:N, not '%s'",
 			    argv[4]);
 	}
 	if (snap && !hold)
@@ -794,8 +865,12 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 
-	dmabuf = size ? udmabuf_create(size) :
-			(int)parse_num(argv[4] + 3, INT32_MAX, "fd");
+	if (size)
+		dmabuf = udmabuf_create(size);
+	else if (!strncmp(argv[4], "huge:", 5))
+		dmabuf = udmabuf_create_huge(argv[4] + 5, &size);
+	else
+		dmabuf = (int)parse_num(argv[4] + 3, INT32_MAX, "fd");
 	/* Each cycle binds through a new socket and closes it: unbind. */
 	for (c = 1; c <= cycles; c++) {
 		if (c > 1)
@@ -806,6 +881,8 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 			parse_num(argv[2], UINT32_MAX, "ifindex"));
 		put_u32(r, NETDEV_A_DMABUF_FD, dmabuf);
 		put_queues(r, argv[3]);
+		if (page_size)
+			put_u32(r, NETDEV_A_DMABUF_RX_PAGE_SIZE, page_size);
 		if (stats) {
 			kmem(mem0);
 			t0 = now_us();

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# bind-rx's rx-page-size (mainline 7.3): the kernel cuts the dma-buf into
+# receive buffers of that size instead of pages, the queue's page pool
+# hands them out and the driver fills each whole. Every refusal with
+# mainline's errno and the kernel's extack text; a binding of huge-page
+# udmabuf in 16 KiB buffers carrying a stream; page-pool-get counting
+# in-flight memory in those buffers; mainline's check_rx_large_niov. The
+# huge pages come from a pool reserved for each test.
+
+load lib/vm
+load lib/nsim
+
+test_setup() {
+	NSIM_NO_IPV6=1 nsim_pair 4
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	# 64 MiB of 2 MiB pages: ncdevmem's default dma-buf
+	echo 32 >/proc/sys/vm/nr_hugepages
+	[ "$(cat /proc/sys/vm/nr_hugepages)" -eq 32 ]
+}
+test_teardown() {
+	nsim_cleanup
+	echo 0 >/proc/sys/vm/nr_hugepages
+}
+
+nl() { in_ns "$NSB" "$BIN/netdev-nl" "$@"; }
+
+# refused MESSAGE ARGS...: bind-rx ARGS fails with "Error: MESSAGE".
+refused() {
+	local want="Error: $1"
+	shift
+	run nl bind-rx "$@"
+	echo "$output"
+	[ "$status" -eq 1 ] || return 1
+	[ "$output" = "$want" ] || return 1
+}
+
+# hold QUEUES DMABUF SIZE: bind DMABUF to QUEUES of B in SIZE buffers, in
+# the background; HOLD_PID, BIND_ID.
+hold() {
+	HOLD_OUT=$BATS_TEST_TMPDIR/hold.$RANDOM
+	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" "$1" "$2" \
+		--rx-page-size "$3" --hold >"$HOLD_OUT" 2>&1 &
+	HOLD_PID=$!
+	wait_until 30 grep -q . "$HOLD_OUT"
+	cat "$HOLD_OUT"
+	[[ $(<"$HOLD_OUT") =~ ^bind-rx\ id=([0-9]+)$ ]]
+	BIND_ID=${BASH_REMATCH[1]}
+}
+unhold() {
+	kill "$HOLD_PID"
+	wait "$HOLD_PID"
+}
+
+bound_queues() { nl queue-get "$IFB" | grep " type=rx .*dmabuf=" || true; }
+pools_of() { nl page-pool-get | grep " ifindex=$IFB .*dmabuf=$1\$" || true; }
+no_pools_of() { [ -z "$(pools_of "$1")" ]; }
+
+@test "rx-page-size below a page: ERANGE from the policy; not a power of two: EINVAL; nothing bound" {
+	refused "Numerical result out of range: integer out of range" \
+		"$IFB" 3 huge:2M --rx-page-size 2048
+	refused "Numerical result out of range: integer out of range" \
+		"$IFB" 3 huge:2M --rx-page-size 1
+	refused "Invalid argument: rx-page-size must be a power of two" \
+		"$IFB" 3 huge:2M --rx-page-size 12288
+	refused "Invalid argument: rx-page-size must be a power of two" \
+		"$IFB" 3 huge:2M --rx-page-size 4294967295
+	run bound_queues
+	[ -z "$output" ]
+}
+
+@test "a dma-buf segment not aligned to rx-page-size: EINVAL naming it; each size a segment allows binds" {
+	# segment 0: 16K at the start of a huge page; segment 1: 16K, 4K
+	# into the next huge page (no huge page follows another's 16K)
+	refused "Invalid argument: dma-buf segment 1 at offset 16384 (16384 bytes) is not 16384-aligned" \
+		"$IFB" 3 huge:0+16K,2101248+16K --rx-page-size 16384
+	# 4K-aligned, so pages bind it
+	hold 3 huge:0+16K,2101248+16K 4096
+	unhold
+	# segment 0 is 8K long: not a multiple of 16K
+	refused "Invalid argument: dma-buf segment 0 at offset 0 (8192 bytes) is not 16384-aligned" \
+		"$IFB" 3 huge:0+8K,2097152+16K --rx-page-size 16384
+	# a whole huge page is one segment: up to 2M binds, 4M does not
+	hold 3 huge:2M 2097152
+	unhold
+	refused "Invalid argument: dma-buf segment 0 at offset 0 (2097152 bytes) is not 4194304-aligned" \
+		"$IFB" 3 huge:2M --rx-page-size 4194304
+	run bound_queues
+	[ -z "$output" ]
+}
+
+@test "a device that does not offer rx-page-size: EOPNOTSUPP; a page still binds there" {
+	echo N >"$DFSB/rxq/rx_page_size"
+	[ "$(cat "$DFSB/rxq/rx_page_size")" = N ]
+	refused "Operation not supported: device does not support: rx_page_size" \
+		"$IFB" 3 huge:2M --rx-page-size 16384
+	run bound_queues
+	[ -z "$output" ]
+	hold 3 huge:2M 4096
+	unhold
+	echo Y >"$DFSB/rxq/rx_page_size"
+	hold 3 huge:2M 16384
+	unhold
+}
+
+@test "a driver that builds pages for a 16K binding: E2BIG from the provider; the queue runs on, unbound" {
+	echo Y >"$DFSB/rxq/3/order_ignore"
+	refused "Argument list too long: cannot restart the rx queue" \
+		"$IFB" 3 huge:2M --rx-page-size 16384
+	run bound_queues
+	[ -z "$output" ]
+	[ -z "$(nl page-pool-get | grep ' dmabuf=' || true)" ]
+	# the queue still runs: it restarts on pages
+	echo 1 >"$DFSB/rxq/3/restart"
+	echo N >"$DFSB/rxq/3/order_ignore"
+	hold 3 huge:2M 16384
+	unhold
+}
+
+@test "buffers of 16K: page-pool-get counts in-flight memory in them; unbound, the pool goes" {
+	hold 3 huge:4M 16384
+	run bound_queues
+	[[ $output == *"queue id=3 type=rx ifindex=$IFB "*" dmabuf=$BIND_ID" ]]
+	# the "NIC" takes 5 buffers of the binding out of the pool
+	echo 5 >"$DFSB/rxq/3/hold"
+	run pools_of "$BIND_ID"
+	echo "$output"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} =~ \ inflight=5\ inflight-mem=81920\ dmabuf=$BIND_ID$ ]]
+	echo 0 >"$DFSB/rxq/3/hold"
+	unhold
+	wait_until 20 no_pools_of "$BIND_ID"
+}
+
+# large_niov SIZE: mainline's check_rx_large_niov step: ncdevmem -b 16384
+# receives SIZE bytes of the -v 7 pattern from the ncdevmem client,
+# validated, all of it in device memory, every token back.
+large_niov() {
+	local out=$BATS_TEST_TMPDIR/srv.$1 ready=$BATS_TEST_TMPDIR/ready.$1
+	ip netns exec "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p 5201 -f "$DEVB" \
+		-t 3 -q 1 -b 16384 -v 7 --bytes "$1" -r "$ready" --json \
+		>"$out" 2>"$out.err" &
+	local srv=$!
+	wait_until 60 test -e "$ready"
+	run in_ns "$NSA" "$BIN/ncdevmem" -s "$IP4B" -p 5201 -v 7 --bytes "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wait "$srv"
+	cat "$out" "$out.err"
+	run python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["bytes"], d["devmem_bytes"], d["linear_bytes"], d["plain_bytes"],
+      d["devmem_frags"] == d["tokens_returned"], d["result"])' "$out"
+	[ "$output" = "$1 $1 0 0 True pass" ]
+}
+
+@test "check_rx_large_niov: 1K to 64K through 16K buffers (sub-buffer, exact and multi-buffer), validated" {
+	local size
+	for size in 1024 4096 8192 16384 32768 65536; do
+		large_niov "$size"
+	done
+	run bound_queues
+	[ -z "$output" ]
+}
+
+@test "a 16 MiB stream at MTU 9000 fills 16K buffers up to a segment each; every token back" {
+	ip -n "$NSA" link set "$DEVA" mtu 9000
+	ip -n "$NSB" link set "$DEVB" mtu 9000
+	large_niov $((16 << 20))
+	nsim_snap "$NSB" "$DEVB"
+	# one 16K buffer per segment of at most 8948 bytes of payload
+	[ "${STAT[rx3_payload_bufs]}" -ge $(((16 << 20) / 8948)) ]
+	[ "${STAT[rx3_alloc_fail]}" -eq 0 ]
+}
+
+# ctl_fails MESSAGE ARGS...: devmemctl ARGS in B exits 1 with exactly
+# "Error: MESSAGE" on stderr: the kernel's reason, through libdevmem.
+ctl_fails() {
+	local want="Error: $1"
+	shift
+	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" "$@"
+	echo "status $status, stdout '$output', stderr '$stderr'"
+	[ "$status" -eq 1 ] || return 1
+	[ -z "$output" ] || return 1
+	[ "$stderr" = "$want" ] || return 1
+}
+
+@test "devmemctl (libdevmem): bind in 16K buffers of a huge-page udmabuf; the kernel's refusals, word for word" {
+	local out=$BATS_TEST_TMPDIR/ctl.out pid
+	ip netns exec "$NSB" "$BIN/devmemctl" -j bind dev "$DEVB" queues 3 \
+		dmabuf udmabuf-huge 8M rx-page-size 16K >"$out" 2>"$out.err" &
+	pid=$!
+	wait_until 30 grep -q . "$out"
+	cat "$out" "$out.err"
+	run python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["queues"], d["source"], d["size"], d["buffer_size"])' "$out"
+	[ "$output" = "[3] udmabuf-huge 8388608 16384" ]
+	run bound_queues
+	[[ $output == *"queue id=3 type=rx ifindex=$IFB "*" dmabuf="* ]]
+	kill -INT "$pid"
+	wait "$pid"
+	run bound_queues
+	[ -z "$output" ]
+
+	ctl_fails "rx-page-size must be a power of two" \
+		bind dev "$DEVB" queues 3 dmabuf udmabuf-huge 2M rx-page-size 12K
+	# a udmabuf of ordinary pages: its first segment is one page unless
+	# the second page follows it in memory; either way not 2M-aligned
+	ctl_fails "dma-buf segment 0 at offset 0 (4096 bytes) is not 2097152-aligned" \
+		bind dev "$DEVB" queues 3 dmabuf udmabuf 4K rx-page-size 2M
+	echo N >"$DFSB/rxq/rx_page_size"
+	ctl_fails "device does not support: rx_page_size" \
+		bind dev "$DEVB" queues 3 dmabuf udmabuf-huge 2M rx-page-size 16K
+}
