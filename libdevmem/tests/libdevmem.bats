@@ -191,9 +191,10 @@ run_prog() {
 	exported=$output
 	run awk '/^LIBDEVMEM_/ { node = $1 } /^\t\tdevmem_/ { sub(/;/, ""); print $1 "@@" node }' "$LIB/libdevmem.map"
 	[ "$exported" = "$(sort <<<"$output")" ]
-	# 1.0 stays as released; 1.1 adds the send side
+	# 1.0 stays as released; 1.1 adds the send side, 1.2 rx page sizes
 	[[ $exported == *"devmem_recv@@LIBDEVMEM_1.0"* ]]
 	[[ $exported == *"devmem_send@@LIBDEVMEM_1.1"* ]]
+	[[ $exported == *"devmem_binding_new_rx_sized@@LIBDEVMEM_1.2"* ]]
 	run readelf -d "$O/libdevmem.so.1"
 	[[ "$output" == *"Library soname: [libdevmem.so.1]"* ]]
 }
@@ -239,7 +240,7 @@ run_prog() {
 	run pkg-config --libs libdevmem
 	[ "${output% }" = "-L$r/lib -ldevmem" ]
 	run pkg-config --modversion libdevmem
-	[ "$output" = 1.1 ]
+	[ "$output" = 1.2 ]
 	cat >"$prog.c" <<-'EOF'
 	#include <devmem.h>
 	#include <errno.h>

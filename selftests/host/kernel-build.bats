@@ -136,10 +136,9 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	# kbuild's command lines hold the tree's absolute path, so the scratch
 	# copy of the built kernel must sit at the real path: a private mount
 	# namespace puts it there. The object tree is an overlay on the real
-	# one (copying its 2 GB took minutes on a cold page cache), or a copy
-	# where overlayfs is missing. One unchanged base .c file that none of
-	# our patches touch is claimed as ours (a patched file syncs by
-	# content).
+	# one, which spares a 2 GB copy, or a copy where overlayfs is missing.
+	# One unchanged base .c file that none of our patches touch is claimed
+	# as ours (a patched file syncs by content).
 	[ -f "$KBUILD/obj/vmlinux" ] || { echo "run 'make kernel' first" >&2; false; }
 	[ "$(id -u)" = 0 ] || skip "needs root for a private mount namespace"
 	S=$T/kbuild
