@@ -44,8 +44,8 @@ test_teardown() { nsim_cleanup; }
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "fuzz-netlink: seed 1 iterations $NL_ITER" ]
 	# the seed alone decides these
-	[ "${lines[1]}" = "fuzz-netlink: $NL_ITER requests (2478 ethtool, 3226 dumps) on 385 sockets; by the request alone: 514 skipped, 194 acked, 3868 refused, 5424 to handlers" ]
-	local re='^fuzz-netlink: to handlers \(succeeded\): dev-get (639) \(([0-9]+)\), queue-get (667) \(([0-9]+)\), page-pool-get (611) \(([0-9]+)\), bind-rx (1297) \(([0-9]+)\), bind-tx (416) \(([0-9]+)\), rings-get (531) \(([0-9]+)\), rings-set (362) \(([0-9]+)\), channels-get (558) \(([0-9]+)\), channels-set (343) \(([0-9]+)\)$'
+	[ "${lines[1]}" = "fuzz-netlink: $NL_ITER requests (2529 ethtool, 3224 dumps) on 380 sockets; by the request alone: 545 skipped, 207 acked, 3821 refused, 5427 to handlers" ]
+	local re='^fuzz-netlink: to handlers \(succeeded\): dev-get (693) \(([0-9]+)\), queue-get (638) \(([0-9]+)\), page-pool-get (608) \(([0-9]+)\), bind-rx (1306) \(([0-9]+)\), bind-tx (407) \(([0-9]+)\), rings-get (549) \(([0-9]+)\), rings-set (329) \(([0-9]+)\), channels-get (532) \(([0-9]+)\), channels-set (365) \(([0-9]+)\)$'
 	[[ ${lines[2]} =~ $re ]]
 	# each command succeeded and failed
 	local m=("${BASH_REMATCH[@]}") i
