@@ -12,6 +12,8 @@
 load lib/vm
 load lib/nsim
 
+bats_require_minimum_version 1.5.0
+
 test_setup() {
 	NSIM_NO_IPV6=1 nsim_pair 4
 	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
