@@ -152,21 +152,6 @@ static int devmem_binding_check(struct devmem_binding **bp, int ifindex,
 	return 0;
 }
 
-DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
-				 const uint32_t *queues, size_t nr_queues,
-				 int dmabuf_fd)
-{
-	int err;
-
-	devmem_error_clear();
-	err = devmem_binding_check(bp, ifindex, queues, nr_queues, dmabuf_fd,
-				   0);
-	if (err)
-		return err;
-	return devmem_binding_new(bp, NETDEV_CMD_BIND_RX, ifindex, queues,
-				  nr_queues, dmabuf_fd, 0);
-}
-
 DEVMEM_EXPORT int devmem_binding_new_rx_sized(struct devmem_binding **bp,
 					      int ifindex,
 					      const uint32_t *queues,
@@ -183,6 +168,14 @@ DEVMEM_EXPORT int devmem_binding_new_rx_sized(struct devmem_binding **bp,
 	/* The kernel judges the size: its errno and reason are the ABI's. */
 	return devmem_binding_new(bp, NETDEV_CMD_BIND_RX, ifindex, queues,
 				  nr_queues, dmabuf_fd, rx_page_size);
+}
+
+DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,
+				 const uint32_t *queues, size_t nr_queues,
+				 int dmabuf_fd)
+{
+	return devmem_binding_new_rx_sized(bp, ifindex, queues, nr_queues,
+					   dmabuf_fd, 0);
 }
 
 DEVMEM_EXPORT int devmem_binding_new_tx(struct devmem_binding **bp, int ifindex,
