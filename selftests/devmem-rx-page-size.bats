@@ -11,6 +11,7 @@
 
 load lib/vm
 load lib/nsim
+load lib/devmem
 
 bats_require_minimum_version 1.5.0
 
@@ -22,6 +23,10 @@ test_setup() {
 	[ "$(cat /proc/sys/vm/nr_hugepages)" -eq 32 ]
 }
 test_teardown() {
+	if [ -n "${RX_PID:-}" ]; then
+		kill "$RX_PID" 2>/dev/null || true
+		wait "$RX_PID" 2>/dev/null || true
+	fi
 	nsim_cleanup
 	echo 0 >/proc/sys/vm/nr_hugepages
 }
@@ -166,14 +171,69 @@ print(d["bytes"], d["devmem_bytes"], d["linear_bytes"], d["plain_bytes"],
 	[ -z "$output" ]
 }
 
-@test "a 16 MiB stream at MTU 9000 fills 16K buffers up to a segment each; every token back" {
+@test "a 16 MiB stream at MTU 9000 packed into 16K buffers: 1024 of them; every token back" {
 	ip -n "$NSA" link set "$DEVA" mtu 9000
 	ip -n "$NSB" link set "$DEVB" mtu 9000
 	large_niov $((16 << 20))
 	nsim_snap "$NSB" "$DEVB"
-	# one 16K buffer per segment of at most 8948 bytes of payload
+	# segments side by side: every buffer full
+	[ "${STAT[rx3_payload_bufs]}" -eq 1024 ]
+	[ "${STAT[rx3_alloc_fail]}" -eq 0 ]
+}
+
+@test "the same with packing off: a 16K buffer per segment of at most 8948 bytes" {
+	ip -n "$NSA" link set "$DEVA" mtu 9000
+	ip -n "$NSB" link set "$DEVB" mtu 9000
+	echo N >"$DFSB/rxq/3/pack"
+	large_niov $((16 << 20))
+	nsim_snap "$NSB" "$DEVB"
 	[ "${STAT[rx3_payload_bufs]}" -ge $(((16 << 20) / 8948)) ]
 	[ "${STAT[rx3_alloc_fail]}" -eq 0 ]
+}
+
+# paused_rx BYTES: devmem-rx receives BYTES on queue 3, bound in 16K
+# buffers, but reads nothing until the whole stream is queued on its
+# socket; then one recvmsg takes it all. RX_LINES; FRAGS: its cmsgs.
+paused_rx() {
+	in_ns "$NSB" ethtool -X "$DEVB" equal 3
+	in_ns "$NSB" ethtool -K "$DEVB" ntuple on
+	steer tcp4 "$PORT"
+	# room for the whole stream in the receive queue
+	in_ns "$NSB" sysctl -qw net.ipv4.tcp_rmem="4096 8388608 16777216"
+	RX_DMABUF=huge:4M RX_PAGE_SIZE=16384 rx_start "$1" --probe pause
+	send "$IP4B" "$1" &
+	local sender=$!
+	wait_until 60 recvq_has "$1"
+	kill -USR1 "$RX_PID"
+	wait "$sender"
+	rx_wait
+	[ "${RX_LINES[1]}" = "probe pause: resumed" ]
+	summary_is_all_devmem "$1"
+	[[ ${RX_LINES[-1]} =~ in\ ([0-9]+)\ frags$ ]]
+	FRAGS=${BASH_REMATCH[1]}
+}
+# recvq_has BYTES: B's connection on $PORT has BYTES queued, or BYTES and
+# the peer's FIN.
+recvq_has() {
+	local q
+	q=$(in_ns "$NSB" ss -Htn "( sport = :$PORT )" |
+		awk '$1 != "LISTEN" { print $2 }')
+	[ "${q:-0}" -ge "$1" ]
+}
+
+@test "1 MiB at MTU 1500 packed into 16K buffers, read in one call: 64 buffers, one token each" {
+	paused_rx $((1 << 20))
+	[ "$FRAGS" -eq 64 ]
+	nsim_snap "$NSB" "$DEVB"
+	[ "${STAT[rx3_payload_bufs]}" -eq 64 ]
+}
+
+@test "packing off: a buffer and a token per segment (128K: a 16K buffer's truesize each)" {
+	echo N >"$DFSB/rxq/3/pack"
+	paused_rx $((128 << 10))
+	nsim_snap "$NSB" "$DEVB"
+	[ "${STAT[rx3_payload_bufs]}" -ge $(((128 << 10) / 1448)) ]
+	[ "$FRAGS" -eq "${STAT[rx3_payload_bufs]}" ]
 }
 
 # ctl_fails MESSAGE ARGS...: devmemctl ARGS in B exits 1 with exactly

@@ -484,6 +484,42 @@ u32 net_iov_binding_id(const struct net_iov *niov)
 	return net_devmem_binding_of(niov)->id;
 }
 
+/**
+ * skb_frags_join_net_iov() - fold a frag into the one before it
+ * @shinfo: the frags
+ * @i: the frag that may continue frag @i - 1
+ *
+ * A NIC that packs payloads into large buffers puts consecutive segments
+ * of a flow side by side in one net_iov. Where GRO or coalescing appends
+ * such a segment's frag right after the previous one, the two become a
+ * single frag: frag @i - 1 grows by frag @i, whose reference on the
+ * net_iov is dropped (frag @i - 1 holds another), and the frags after
+ * @i move down one.
+ *
+ * Return: true if frag @i was folded in.
+ */
+bool skb_frags_join_net_iov(struct skb_shared_info *shinfo, unsigned int i)
+{
+	skb_frag_t *prev, *frag;
+	struct net_iov *niov;
+
+	if (!i || i >= shinfo->nr_frags)
+		return false;
+	prev = &shinfo->frags[i - 1];
+	frag = &shinfo->frags[i];
+	niov = skb_frag_net_iov(frag);
+	if (!niov || niov != skb_frag_net_iov(prev) ||
+	    skb_frag_off(prev) + skb_frag_size(prev) != skb_frag_off(frag))
+		return false;
+
+	skb_frag_size_add(prev, skb_frag_size(frag));
+	net_iov_put(niov);
+	memmove(frag, frag + 1, (shinfo->nr_frags - i - 1) * sizeof(*frag));
+	shinfo->nr_frags--;
+	return true;
+}
+EXPORT_SYMBOL_GPL(skb_frags_join_net_iov);
+
 static int net_devmem_mp_nl_fill(void *mp_priv, struct sk_buff *rsp)
 {
 	struct net_devmem_dmabuf_binding *binding = mp_priv;

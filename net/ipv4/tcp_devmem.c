@@ -11,6 +11,11 @@
  * keeps in its token table (sk->sk_user_frags) until the application
  * gives it back with SO_DEVMEM_DONTNEED or closes the socket.
  *
+ * A NIC that packs payloads puts a flow's consecutive segments side by
+ * side in one buffer. Within one recvmsg call, a frag whose bytes
+ * continue the last cmsg's in the same net_iov extends that cmsg: one
+ * token and one cmsg for the run, whichever skbs it came in.
+ *
  * A cmsg is never truncated: when the control buffer cannot hold the
  * next one, recvmsg stops there (ETOOSMALL if nothing was received yet)
  * and the data stays queued. A token exists only once its cmsg is out.
@@ -76,11 +81,31 @@ static int tcp_devmem_linear(struct msghdr *msg, const void *data, int len)
 	return put_cmsg(msg, SOL_SOCKET, SO_DEVMEM_LINEAR, sizeof(dc), &dc);
 }
 
-/* @len bytes of @frag from @off: a token, then the cmsg naming it. */
+/* Do @len bytes at @off in @niov continue the call's last cmsg? Then
+ * that cmsg grows to take them in: they share its token. Only where the
+ * cmsg can be rewritten: a native control buffer in user memory.
+ */
+static bool tcp_devmem_extend(struct tcp_devmem_rx *rx, struct net_iov *niov,
+			      unsigned long off, int len)
+{
+	if (rx->niov != niov || rx->end != off)
+		return false;
+	if (put_user(rx->size + len, rx->size_at))
+		return false;
+	rx->size += len;
+	rx->end += len;
+	return true;
+}
+
+/* @len bytes of @frag from @off: a token, then the cmsg naming it - or
+ * the last cmsg grows, when the bytes continue it.
+ */
 static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
-			   const skb_frag_t *frag, unsigned int off, int len)
+			   const skb_frag_t *frag, unsigned int off, int len,
+			   int flags, struct tcp_devmem_rx *rx)
 {
 	struct net_iov *niov = skb_frag_net_iov(frag);
+	struct cmsghdr __user *cm;
 	struct dmabuf_cmsg dc = {};
 	u32 token;
 	int err;
@@ -90,6 +115,9 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 		net_err_ratelimited("devmem: host page in an unreadable skb\n");
 		return -EFAULT;
 	}
+	dc.frag_offset = net_iov_offset(niov) + skb_frag_off(frag) + off;
+	if (tcp_devmem_extend(rx, niov, dc.frag_offset, len))
+		return 0;
 	err = tcp_devmem_cmsg_room(msg);
 	if (err)
 		return err;
@@ -101,21 +129,31 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 		net_iov_put(niov);
 		return err;
 	}
-	dc.frag_offset = net_iov_offset(niov) + skb_frag_off(frag) + off;
 	dc.frag_size = len;
 	dc.frag_token = token;
 	dc.dmabuf_id = net_iov_binding_id(niov);
+	cm = msg->msg_control_user;
 	err = put_cmsg(msg, SOL_SOCKET, SO_DEVMEM_DMABUF, sizeof(dc), &dc);
 	if (err) {
 		xa_erase_bh(&sk->sk_user_frags, token);
 		net_iov_put(niov);
+		return err;
 	}
-	return err;
+	rx->niov = NULL;
+	if (msg->msg_control_is_user && !(flags & MSG_CMSG_COMPAT)) {
+		rx->niov = niov;
+		rx->end = dc.frag_offset + len;
+		rx->size = len;
+		rx->size_at = CMSG_USER_DATA(cm) +
+			offsetof(struct dmabuf_cmsg, frag_size);
+	}
+	return 0;
 }
 
 /* One skb (no frag list): its linear part, then its frags. */
 static int tcp_devmem_skb(struct sock *sk, const struct sk_buff *skb,
-			  unsigned int offset, struct msghdr *msg, int len)
+			  unsigned int offset, struct msghdr *msg, int len,
+			  int flags, struct tcp_devmem_rx *rx)
 {
 	unsigned int start = skb_headlen(skb), end;
 	int i, n, done = 0, err = 0;
@@ -125,6 +163,8 @@ static int tcp_devmem_skb(struct sock *sk, const struct sk_buff *skb,
 		err = tcp_devmem_linear(msg, skb->data + offset, n);
 		if (err)
 			return err;
+		/* what follows is after these bytes in the stream */
+		rx->niov = NULL;
 		done += n;
 		offset += n;
 	}
@@ -134,7 +174,8 @@ static int tcp_devmem_skb(struct sock *sk, const struct sk_buff *skb,
 		end = start + skb_frag_size(frag);
 		if (offset < end) {
 			n = min_t(int, end - offset, len - done);
-			err = tcp_devmem_frag(sk, msg, frag, offset - start, n);
+			err = tcp_devmem_frag(sk, msg, frag, offset - start, n,
+					      flags, rx);
 			if (err)
 				break;
 			done += n;
@@ -158,7 +199,7 @@ static unsigned int tcp_devmem_own_len(const struct sk_buff *skb)
 
 int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
 		       unsigned int offset, struct msghdr *msg, int len,
-		       int flags)
+		       int flags, struct tcp_devmem_rx *rx)
 {
 	const struct sk_buff *iter = skb;
 	unsigned int own;
@@ -175,7 +216,8 @@ int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
 		own = tcp_devmem_own_len(iter);
 		if (offset < own) {
 			want = min_t(int, own - offset, len - done);
-			n = tcp_devmem_skb(sk, iter, offset, msg, want);
+			n = tcp_devmem_skb(sk, iter, offset, msg, want, flags,
+					   rx);
 			if (n < 0)
 				return done ?: n;
 			done += n;

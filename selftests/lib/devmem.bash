@@ -22,16 +22,19 @@ steer() {
 	in_ns "$NSB" ethtool -N "$DEVB" flow-type "$1" dst-port "$2" action 3 >/dev/null
 }
 
-# rx_start BYTES [devmem-rx args]: bind a udmabuf (RX_UDMABUF, 64M) to
+# rx_start BYTES [devmem-rx args]: bind a udmabuf (RX_UDMABUF, 64M; or
+# netdev-nl's dma-buf RX_DMABUF, in buffers of RX_PAGE_SIZE if set) to
 # queue 3 of B and receive BYTES on $PORT under it, in the background;
 # returns once it listens. RX_PID (netdev-nl, which forwards signals to
 # devmem-rx), RX_OUT.
 rx_start() {
-	local bytes=$1
+	local bytes=$1 size=()
 	shift
+	[ -z "${RX_PAGE_SIZE:-}" ] || size=(--rx-page-size "$RX_PAGE_SIZE")
 	RX_OUT=$BATS_TEST_TMPDIR/rx.$RANDOM
 	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
-		"udmabuf:${RX_UDMABUF:-64M}" --run "$BIN/devmem-rx" -p "$PORT" \
+		"${RX_DMABUF:-udmabuf:${RX_UDMABUF:-64M}}" "${size[@]}" \
+		--run "$BIN/devmem-rx" -p "$PORT" \
 		-n "$bytes" -r "$RX_OUT.ready" "$@" >"$RX_OUT" 2>&1 &
 	RX_PID=$!
 	wait_until 30 test -e "$RX_OUT.ready"

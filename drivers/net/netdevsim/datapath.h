@@ -20,6 +20,7 @@
 #include <linux/skbuff.h>
 #include <linux/u64_stats_sync.h>
 #include <net/netdev_rx_queue.h>
+#include <net/netmem.h>
 
 struct netdevsim;
 struct page_pool;
@@ -82,6 +83,11 @@ struct nsim_rq_stats {
 struct nsim_rq_mem {
 	struct page_pool *pp;		/* payload buffers */
 	struct page_pool *hdr_pp;	/* header buffers, always host memory */
+	/* the payload buffer being filled (pack), with the queue's
+	 * reference on it, and how much of it is used
+	 */
+	netmem_ref agg;
+	unsigned int agg_off;
 };
 
 struct nsim_rq {
@@ -102,6 +108,7 @@ struct nsim_rq {
 	bool fail_pool_create;		/* next page-pool creation fails */
 	bool devmem_optout;		/* payload pools refuse device memory */
 	bool order_ignore;		/* payload pools of pages, any provider */
+	bool pack;			/* fill large buffers with several payloads */
 	u8 csum;			/* enum nsim_rx_csum, read per packet */
 	u32 hds_payload;		/* payload bytes in the header buffer */
 	atomic_t fail_alloc;		/* fail this many buffer allocations */

@@ -184,9 +184,58 @@ static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 	return skb;
 }
 
-/* The rest of the packet into payload buffers, one pool buffer each:
- * pages, or net_iovs (of the binding's rx-page-size) on a queue bound to
- * a dma-buf (the skb becomes unreadable).
+/* The buffer for the next at most *@n payload bytes, with a reference
+ * for the frag that will name it; *@n becomes what fits and *@pg_off
+ * where it goes. Without @pack, a fresh buffer from the pool. With it,
+ * the queue's open buffer, filled on from where the last payload ended,
+ * the way an aggregation ring fills its buffers; a new one is opened when
+ * it is full, and the frag that fills it takes over the queue's
+ * reference. *@bufs counts the buffers taken from the pool.
+ */
+static netmem_ref nsim_rx_buf(struct nsim_rq *rq, bool pack,
+			      unsigned int size, unsigned int *pg_off,
+			      unsigned int *n, unsigned int *bufs)
+{
+	struct nsim_rq_mem *mem = &rq->mem;
+	netmem_ref netmem;
+
+	if (!pack || !mem->agg) {
+		netmem = nsim_rq_alloc(rq, mem->pp);
+		if (!netmem)
+			return 0;
+		(*bufs)++;
+		*pg_off = 0;
+		*n = min(*n, size);
+		if (!pack || *n == size)
+			return netmem;
+		mem->agg = netmem;
+		mem->agg_off = 0;
+	}
+	netmem = mem->agg;
+	*pg_off = mem->agg_off;
+	*n = min(*n, size - mem->agg_off);
+	mem->agg_off += *n;
+	if (mem->agg_off == size)
+		mem->agg = 0;
+	else
+		net_iov_get(netmem_to_net_iov(netmem));
+	return netmem;
+}
+
+/* The queue gives up its open buffer (queue memory being freed). */
+static void nsim_rx_agg_put(struct nsim_rq_mem *mem)
+{
+	if (mem->agg)
+		net_iov_put(netmem_to_net_iov(mem->agg));
+	mem->agg = 0;
+}
+
+/* The rest of the packet into payload buffers: pages, one per frag, or
+ * net_iovs (of the binding's rx-page-size) on a queue bound to a dma-buf
+ * (the skb becomes unreadable). Net_iovs larger than a page are packed
+ * unless the queue's pack knob is off: several payloads share a buffer,
+ * each frag's truesize is what it uses of it, and GRO merges frags that
+ * continue each other into one.
  */
 static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			   const struct nsim_wpkt *wp, unsigned int off,
@@ -194,7 +243,9 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 {
 	struct page_pool *pp = rq->mem.pp;
 	const unsigned int size = PAGE_SIZE << pp->p.order;
-	unsigned int n, bufs = 0;
+	bool pack = size > PAGE_SIZE && page_pool_is_unreadable(pp) &&
+		    READ_ONCE(rq->pack);
+	unsigned int n, pg_off, bufs = 0;
 	netmem_ref netmem;
 	int err = 0;
 
@@ -203,17 +254,16 @@ static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
 			err = -EMSGSIZE;
 			break;
 		}
-		netmem = nsim_rq_alloc(rq, pp);
+		n = wp->len - off;
+		netmem = nsim_rx_buf(rq, pack, size, &pg_off, &n, &bufs);
 		if (!netmem) {
 			err = -ENOMEM;
 			break;
 		}
-		n = min(wp->len - off, size);
-		nsim_rx_fill(rq, netmem, 0, wp, off, n, csum);
+		nsim_rx_fill(rq, netmem, pg_off, wp, off, n, csum);
 		off += n;
-		bufs++;
 		skb_add_rx_frag_netmem(skb, skb_shinfo(skb)->nr_frags, netmem,
-				       0, n, size);
+				       pg_off, n, pack ? n : size);
 	}
 	nsim_stat_add(rq, &rq->stats.payload_bufs, bufs);
 	return err;
@@ -446,6 +496,7 @@ static void nsim_queue_mem_free(struct net_device *dev, void *per_queue_mem)
 	struct nsim_rq_mem *mem = per_queue_mem;
 
 	/* Buffers still in skbs keep their pool alive until they return. */
+	nsim_rx_agg_put(mem);
 	if (mem->pp)
 		page_pool_destroy(mem->pp);
 	if (mem->hdr_pp)
@@ -700,6 +751,7 @@ int nsim_dp_init(struct netdevsim *ns)
 
 		rq->ns = ns;
 		rq->idx = i;
+		rq->pack = true;
 		skb_queue_head_init(&rq->backlog);
 		u64_stats_init(&rq->stats.syncp);
 		netif_napi_add(dev, &rq->napi, nsim_rq_poll);

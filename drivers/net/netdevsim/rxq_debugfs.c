@@ -29,6 +29,10 @@
  *                     whatever buffer size its memory provider hands out,
  *                     as a driver that claims rx-page-size and does not
  *                     honour it (the provider refuses such a pool)
+ *   pack              Y (the default): device-memory payload buffers larger
+ *                     than a page take consecutive payloads at increasing
+ *                     offsets, as an aggregation ring fills its buffers;
+ *                     N: one buffer per packet, as with page-sized ones
  *
  * and two files for the port, in /sys/kernel/debug/.../ports/P/rxq/:
  *
@@ -393,6 +397,8 @@ void nsim_rq_debugfs_init(struct netdevsim *ns, struct dentry *port_ddir)
 					   &nsim_hds_payload_fops);
 		debugfs_create_file("order_ignore", 0600, rq->ddir,
 				    &rq->order_ignore, &nsim_flag_fops);
+		debugfs_create_file("pack", 0600, rq->ddir, &rq->pack,
+				    &nsim_flag_fops);
 	}
 }
 
