@@ -226,6 +226,8 @@ recvq_has() {
 	[ "$FRAGS" -eq 64 ]
 	nsim_snap "$NSB" "$DEVB"
 	[ "${STAT[rx3_payload_bufs]}" -eq 64 ]
+	# unbound, every buffer is back, the queue's open one too: the pool goes
+	wait_until 20 no_pools_of "$BIND_ID"
 }
 
 @test "packing off: a buffer and a token per segment (128K: a 16K buffer's truesize each)" {
