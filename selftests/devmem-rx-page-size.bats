@@ -221,12 +221,13 @@ recvq_has() {
 	[ "${q:-0}" -ge "$1" ]
 }
 
-@test "1 MiB at MTU 1500 packed into 16K buffers, read in one call: 64 buffers, one token each" {
-	paused_rx $((1 << 20))
-	[ "$FRAGS" -eq 64 ]
+@test "1 MiB + 1000 bytes at MTU 1500 packed into 16K buffers, read in one call: 65 buffers, one token each" {
+	paused_rx $(((1 << 20) + 1000))
+	[ "$FRAGS" -eq 65 ]
 	nsim_snap "$NSB" "$DEVB"
-	[ "${STAT[rx3_payload_bufs]}" -eq 64 ]
-	# unbound, every buffer is back, the queue's open one too: the pool goes
+	[ "${STAT[rx3_payload_bufs]}" -eq 65 ]
+	# unbound, every buffer is back, the queue's open one (1000 bytes
+	# used) too: the pool goes
 	wait_until 20 no_pools_of "$BIND_ID"
 }
 
