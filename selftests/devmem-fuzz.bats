@@ -113,7 +113,7 @@ sockopt_run() {
 
 # The minimal case of what the fuzzer met first: a DONTNEED range that
 # starts at token 0 must not make 0 a token (tokens are 1 to 2^31 - 1,
-# lowest free first; docs/design.md 1.3).
+# the oldest free first; docs/design.md 1.6).
 @test "SO_DEVMEM_DONTNEED of a range from token 0: token 1 freed, the next token is 1 again, never 0" {
 	sockopt_run 1M --token-zero
 	[ "${lines[2]}" = "fuzz-sockopt: token-zero: first token 1; DONTNEED {0, 2} freed 1; next token 1" ]

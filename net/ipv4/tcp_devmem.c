@@ -11,6 +11,13 @@
  * keeps in its token table (sk->sk_user_frags) until the application
  * gives it back with SO_DEVMEM_DONTNEED or closes the socket.
  *
+ * The table is an array indexed by token, with a queue of free slots
+ * threaded through it: handing out a token and taking one back are a
+ * few loads and stores, under the socket lock that recvmsg and
+ * setsockopt hold anyway. Free slots are reused oldest first, so the
+ * tokens of a stream keep rising and the application's DONTNEED ranges
+ * stay long.
+ *
  * A NIC that packs payloads puts a flow's consecutive segments side by
  * side in one buffer. Within one recvmsg call, a frag whose bytes
  * continue the last cmsg's in the same net_iov extends that cmsg: one
@@ -27,35 +34,137 @@
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
-#include <linux/xarray.h>
 #include <net/netmem.h>
 #include <net/sock.h>
 #include <net/tcp_devmem.h>
 
-/* At most this many token ranges, and frags freed, per DONTNEED call. */
+/* At most this many token ranges, and tokens looked at, per DONTNEED call. */
 #define TCP_DEVMEM_DONTNEED_RANGES	128
 #define TCP_DEVMEM_DONTNEED_FRAGS	1024
-/* Buffers taken out of the token table per round of its lock. */
-#define TCP_DEVMEM_PUT_BATCH		64
 
-/* Tokens are 1 to 2^31 - 1. XA_FLAGS_ALLOC1 alone does not keep 0 out:
- * erasing index 0 (a DONTNEED range that starts there) marks it free.
+/* Slots of a new token table, and the most a table may grow to: its
+ * array stays below kvmalloc()'s limit. Tokens are 1 to the size.
  */
-static const struct xa_limit tcp_devmem_tokens = XA_LIMIT(1, INT_MAX);
+#define TCP_DEVMEM_TOKENS_MIN		256
+#define TCP_DEVMEM_TOKENS_MAX		BIT(27)
+
+/**
+ * struct tcp_devmem_tokens - a socket's token table
+ * @size: slots
+ * @used: slots handed out at least once: tokens 1 to @used
+ * @free_head: the free token to hand out next, or 0
+ * @free_tail: the token freed last, or 0
+ * @slot: token T is slot T - 1: a net_iov lent with it, or, while free,
+ *	the next free token shifted left by one with the low bit set
+ *	(a net_iov pointer never has it)
+ */
+struct tcp_devmem_tokens {
+	u32 size;
+	u32 used;
+	u32 free_head;
+	u32 free_tail;
+	unsigned long slot[];
+};
 
 void tcp_devmem_init_sock(struct sock *sk)
 {
-	xa_init_flags(&sk->sk_user_frags, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	sk->sk_user_frags = NULL;
 }
 
 void tcp_devmem_release(struct sock *sk)
 {
-	unsigned long token;
-	void *entry;
+	struct tcp_devmem_tokens *t = sk->sk_user_frags;
+	u32 i;
 
-	xa_for_each(&sk->sk_user_frags, token, entry)
-		net_iov_put(entry);
-	xa_destroy(&sk->sk_user_frags);
+	if (!t)
+		return;
+	for (i = 0; i < t->used; i++)
+		if (!(t->slot[i] & 1))
+			net_iov_put((struct net_iov *)t->slot[i]);
+	kvfree(t);
+	sk->sk_user_frags = NULL;
+}
+
+/* A table twice the size (or a first one), with the old one's slots. */
+static struct tcp_devmem_tokens *tcp_devmem_tokens_grow(struct sock *sk)
+{
+	struct tcp_devmem_tokens *old = sk->sk_user_frags, *t;
+	u32 size = old ? old->size * 2 : TCP_DEVMEM_TOKENS_MIN;
+
+	if (size > TCP_DEVMEM_TOKENS_MAX)
+		return NULL;
+	t = kvmalloc(struct_size(t, slot, size),
+		     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!t)
+		return NULL;
+	if (old) {
+		memcpy(t, old, struct_size(old, slot, old->used));
+		kvfree(old);
+	} else {
+		t->used = 0;
+		t->free_head = 0;
+		t->free_tail = 0;
+	}
+	t->size = size;
+	sk->sk_user_frags = t;
+	return t;
+}
+
+/* The token the next tcp_devmem_token_commit() hands out, with room made
+ * for it; 0 if there is none (ENOMEM).
+ */
+static u32 tcp_devmem_token_next(struct sock *sk)
+{
+	struct tcp_devmem_tokens *t = sk->sk_user_frags;
+
+	if (t && t->free_head)
+		return t->free_head;
+	if (!t || t->used == t->size) {
+		t = tcp_devmem_tokens_grow(sk);
+		if (!t)
+			return 0;
+	}
+	return t->used + 1;
+}
+
+/* Hand out @tok, which tcp_devmem_token_next() just named, for @niov
+ * (whose reference the caller gives the table).
+ */
+static void tcp_devmem_token_commit(struct sock *sk, u32 tok,
+				    struct net_iov *niov)
+{
+	struct tcp_devmem_tokens *t = sk->sk_user_frags;
+
+	if (tok == t->free_head) {
+		t->free_head = t->slot[tok - 1] >> 1;
+		if (!t->free_head)
+			t->free_tail = 0;
+	} else {
+		t->used = tok;
+	}
+	t->slot[tok - 1] = (unsigned long)niov;
+}
+
+/* Take @tok out of @t: the net_iov it lent (its reference goes to the
+ * caller), or NULL if it lends none.
+ */
+static struct net_iov *tcp_devmem_token_take(struct tcp_devmem_tokens *t,
+					     u32 tok)
+{
+	unsigned long v;
+
+	if (!tok || tok > t->used)
+		return NULL;
+	v = t->slot[tok - 1];
+	if (v & 1)
+		return NULL;
+	t->slot[tok - 1] = 1;
+	if (t->free_tail)
+		t->slot[t->free_tail - 1] = (unsigned long)tok << 1 | 1;
+	else
+		t->free_head = tok;
+	t->free_tail = tok;
+	return (struct net_iov *)v;
 }
 
 /* Room for one more whole cmsg? */
@@ -122,23 +231,18 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 	if (err)
 		return err;
 
-	net_iov_get(niov);
-	err = xa_alloc_bh(&sk->sk_user_frags, &token, niov, tcp_devmem_tokens,
-			  GFP_KERNEL);
-	if (err) {
-		net_iov_put(niov);
-		return err;
-	}
+	token = tcp_devmem_token_next(sk);
+	if (!token)
+		return -ENOMEM;
 	dc.frag_size = len;
 	dc.frag_token = token;
 	dc.dmabuf_id = net_iov_binding_id(niov);
 	cm = msg->msg_control_user;
 	err = put_cmsg(msg, SOL_SOCKET, SO_DEVMEM_DMABUF, sizeof(dc), &dc);
-	if (err) {
-		xa_erase_bh(&sk->sk_user_frags, token);
-		net_iov_put(niov);
+	if (err)
 		return err;
-	}
+	net_iov_get(niov);
+	tcp_devmem_token_commit(sk, token, niov);
 	rx->niov = NULL;
 	if (msg->msg_control_is_user && !(flags & MSG_CMSG_COMPAT)) {
 		rx->niov = niov;
@@ -232,39 +336,15 @@ int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
 	return done;
 }
 
-/* Erase tokens [@start, @start + @nr) from the table under its lock, as
- * long as fewer than @room were found and the call's limit of tokens
- * looked at (*@looked) is not reached; the buffers found go to @out,
- * their number to *@found. Returns how many tokens it went through.
- */
-static u32 tcp_devmem_take(struct sock *sk, u32 start, u32 nr,
-			   unsigned int *looked, struct net_iov **out,
-			   unsigned int room, unsigned int *found)
-{
-	struct net_iov *niov;
-	u32 j;
-
-	*found = 0;
-	xa_lock_bh(&sk->sk_user_frags);
-	for (j = 0; j < nr && *found < room &&
-	     *looked < TCP_DEVMEM_DONTNEED_FRAGS; j++) {
-		(*looked)++;
-		niov = __xa_erase(&sk->sk_user_frags, start + j);
-		if (niov)
-			out[(*found)++] = niov;
-	}
-	xa_unlock_bh(&sk->sk_user_frags);
-	return j;
-}
-
 int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 			 unsigned int optlen)
 {
-	struct net_iov *batch[TCP_DEVMEM_PUT_BATCH];
-	unsigned int i, k, nr, found, looked = 0;
+	struct tcp_devmem_tokens *t = sk->sk_user_frags;
+	unsigned int i, nr, looked = 0;
 	struct dmabuf_token *ranges;
+	struct net_iov *niov;
 	int freed = 0;
-	u32 done, n;
+	u32 j;
 
 	if (sk->sk_type != SOCK_STREAM || sk->sk_protocol != IPPROTO_TCP)
 		return -EBADF;
@@ -285,20 +365,17 @@ int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 
 	/* Every token looked at counts against the limit, found or not, so
 	 * that a call stays short whatever the ranges say. Tokens are this
-	 * socket's only: another socket's numbers find nothing here. The
-	 * table's lock is taken once per batch, and the buffers go back to
-	 * their pools outside it.
+	 * socket's only: another socket's numbers find nothing here.
 	 */
 	for (i = 0; i < nr && looked < TCP_DEVMEM_DONTNEED_FRAGS; i++) {
-		for (done = 0; done < ranges[i].token_count &&
-		     looked < TCP_DEVMEM_DONTNEED_FRAGS; done += n) {
-			n = tcp_devmem_take(sk, ranges[i].token_start + done,
-					    ranges[i].token_count - done,
-					    &looked, batch, ARRAY_SIZE(batch),
-					    &found);
-			for (k = 0; k < found; k++)
-				net_iov_put(batch[k]);
-			freed += found;
+		for (j = 0; j < ranges[i].token_count &&
+		     looked < TCP_DEVMEM_DONTNEED_FRAGS; j++, looked++) {
+			niov = t ? tcp_devmem_token_take(t,
+					ranges[i].token_start + j) : NULL;
+			if (niov) {
+				net_iov_put(niov);
+				freed++;
+			}
 		}
 	}
 	kvfree(ranges);

@@ -32,7 +32,9 @@
  *   unreadable: EFAULT; else the number of held tokens freed among the
  *   first 1024 looked at (token numbers wrap at 2^32).
  *
- * Tokens are 1 to 2^31 - 1, lowest free first: a token 0 fails the run
+ * Tokens are 1 to 2^31 - 1, handed out as the kernel's token table does
+ * (docs/design.md, 1.6): the one freed longest ago first, else the next
+ * never used; a failed call hands out none. A token 0 fails the run
  * at its end (the rest is still checked; the first call that got one is
  * named). At the end every token is returned and the rest of the stream
  * read; the stream must have arrived whole.
@@ -84,7 +86,7 @@
 #define IOV_MAX_LEN	(1 << 20)
 #define CTRL_MAX_LEN	(1 << 20)
 #define CMSG_DM_LEN	CMSG_LEN(sizeof(struct dmabuf_cmsg))
-#define MAX_TOKEN	(1u << 20)	/* tokens are allocated lowest-free */
+#define MAX_TOKEN	(1u << 20)	/* the tokens a run can reach */
 #define HOLD_LIMIT	2048
 #define RANGES_MAX	128
 #define LOOK_MAX	1024
@@ -159,13 +161,30 @@ static uint64_t token0_seen;	/* times token 0 was handed out */
 static char token0_call[600];	/* the first call that did */
 static uint64_t tokens_given, tokens_freed;
 
-static uint32_t lowest_free(void)
-{
-	uint32_t t = 1;
+/* The kernel's free tokens, oldest first (a ring), and its next new one. */
+static uint32_t free_q[MAX_TOKEN];
+static uint32_t free_head, free_len;
+static uint32_t next_new = 1;
 
-	while (t < MAX_TOKEN - 1 && held[t])
-		t++;
-	return t;
+static uint32_t next_token(void)
+{
+	return free_len ? free_q[free_head] : next_new;
+}
+
+/* Token @tok, the one next_token() names, is handed out. */
+static void token_given(uint32_t tok)
+{
+	if (free_len) {
+		free_head = (free_head + 1) % MAX_TOKEN;
+		free_len--;
+	} else {
+		next_new = tok + 1;
+	}
+}
+
+static void token_freed(uint32_t tok)
+{
+	free_q[(free_head + free_len++) % MAX_TOKEN] = tok;
 }
 
 static void check_bytes(const uint8_t *buf, uint64_t off, size_t len,
@@ -203,6 +222,7 @@ static int model_dontneed(const struct dmabuf_token *t, unsigned int nr)
 				held[tok] = 0;
 				nheld--;
 				freed++;
+				token_freed(tok);
 			}
 		}
 	}
@@ -313,11 +333,13 @@ static void check_data(const struct msghdr *m, ssize_t n, int flags,
 				if (!dc->frag_token && !token0_seen++)
 					snprintf(token0_call, sizeof(token0_call),
 						 "iteration %" PRIu64 ": %s", iter, what);
-				if (dc->frag_token && dc->frag_token != lowest_free())
-					fail("token %u, but %u is the lowest free",
-					     dc->frag_token, lowest_free());
+				if (dc->frag_token && dc->frag_token != next_token())
+					fail("token %u, but %u is next (the oldest free, else a new one)",
+					     dc->frag_token, next_token());
 				if (held[dc->frag_token])
 					fail("token %u handed out twice", dc->frag_token);
+				if (dc->frag_token)
+					token_given(dc->frag_token);
 				held[dc->frag_token] = 1;
 				nheld++;
 				if (dc->frag_token > top_token)
@@ -688,7 +710,7 @@ static uint32_t recv_one_token(int fd)
 
 /* The minimal case of a token 0: with token 1 held, a DONTNEED range
  * from token 0 frees token 1 (token 0 was never handed out), and the
- * next token is again the lowest free one, 1.
+ * next token is again 1, the only free one.
  */
 static void token_zero_check(int fd)
 {
@@ -709,7 +731,7 @@ static void token_zero_check(int fd)
 	       first, ret, next);
 	fflush(stdout);
 	if (first != 1 || next != 1)
-		fail("tokens %u then %u, expected 1 then 1 (the lowest free, from 1)",
+		fail("tokens %u then %u, expected 1 then 1 (the only free one, from 1)",
 		     first, next);
 }
 
