@@ -95,4 +95,24 @@ static inline void page_pool_recycle_direct_netmem(struct page_pool *pool,
 	page_pool_put_full_netmem(pool, netmem, true);
 }
 
+/* --- giving many net_iovs back at once -------------------------------- */
+
+/* @niovs[0..@count), all of @pool, whose last reference went: back to
+ * the pool in one round of its ring's lock. May overwrite the array.
+ */
+void page_pool_put_netmem_bulk(struct page_pool *pool, struct net_iov **niovs,
+			       int count);
+
+#if IS_ENABLED(CONFIG_NET_DEVMEM)
+/* net_iov_put() on each of @niovs[0..@n), the buffers whose last
+ * reference went going back to their pools a pool's run at a time. May
+ * overwrite the array.
+ */
+void net_iov_put_bulk(struct net_iov **niovs, unsigned int n);
+#else
+static inline void net_iov_put_bulk(struct net_iov **niovs, unsigned int n)
+{
+}
+#endif
+
 #endif /* _NET_PAGE_POOL_MP_H */

@@ -473,6 +473,33 @@ void net_iov_put(struct net_iov *niov)
 }
 EXPORT_SYMBOL_GPL(net_iov_put);
 
+void net_iov_put_bulk(struct net_iov **niovs, unsigned int n)
+{
+	struct page_pool *pool = NULL;
+	unsigned int i, last = 0;
+	struct net_iov *niov;
+
+	for (i = 0; i < n; i++) {
+		niov = niovs[i];
+		if (net_iov_owner(niov)->tx) {
+			net_devmem_binding_put(net_devmem_binding_of(niov));
+			continue;
+		}
+		if (!atomic_long_dec_and_test(&niov->pp_ref_count))
+			continue;
+		/* entries before @i are done with: the run reuses them */
+		if (last && niov->pp != pool) {
+			page_pool_put_netmem_bulk(pool, niovs, last);
+			last = 0;
+		}
+		pool = niov->pp;
+		niovs[last++] = niov;
+	}
+	if (last)
+		page_pool_put_netmem_bulk(pool, niovs, last);
+}
+EXPORT_SYMBOL_GPL(net_iov_put_bulk);
+
 void net_iov_tx_get(struct net_iov *niov)
 {
 	refcount_inc(&net_devmem_binding_of(niov)->ref);

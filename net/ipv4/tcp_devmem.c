@@ -33,14 +33,22 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
+#include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <net/netmem.h>
+#include <net/page_pool_mp.h>
 #include <net/sock.h>
 #include <net/tcp_devmem.h>
 
 /* At most this many token ranges, and tokens looked at, per DONTNEED call. */
 #define TCP_DEVMEM_DONTNEED_RANGES	128
 #define TCP_DEVMEM_DONTNEED_FRAGS	1024
+/* DONTNEED and close give net_iovs back this many at a time
+ * (net_iov_put_bulk()); DONTNEED reads up to this many ranges without
+ * allocating.
+ */
+#define TCP_DEVMEM_DONTNEED_BATCH	32
+#define TCP_DEVMEM_DONTNEED_STACK	8
 
 /* Slots of a new token table, and the most a table may grow to: its
  * array stays below kvmalloc()'s limit. Tokens are 1 to the size.
@@ -73,14 +81,22 @@ void tcp_devmem_init_sock(struct sock *sk)
 
 void tcp_devmem_release(struct sock *sk)
 {
+	struct net_iov *batch[TCP_DEVMEM_DONTNEED_BATCH];
 	struct tcp_devmem_tokens *t = sk->sk_user_frags;
-	u32 i;
+	u32 i, n = 0;
 
 	if (!t)
 		return;
-	for (i = 0; i < t->used; i++)
-		if (!(t->slot[i] & 1))
-			net_iov_put((struct net_iov *)t->slot[i]);
+	for (i = 0; i < t->used; i++) {
+		if (t->slot[i] & 1)
+			continue;
+		batch[n++] = (struct net_iov *)t->slot[i];
+		if (n == ARRAY_SIZE(batch)) {
+			net_iov_put_bulk(batch, n);
+			n = 0;
+		}
+	}
+	net_iov_put_bulk(batch, n);
 	kvfree(t);
 	sk->sk_user_frags = NULL;
 }
@@ -190,6 +206,40 @@ static int tcp_devmem_linear(struct msghdr *msg, const void *data, int len)
 	return put_cmsg(msg, SOL_SOCKET, SO_DEVMEM_LINEAR, sizeof(dc), &dc);
 }
 
+/* An SO_DEVMEM_DMABUF cmsg. Into a native control buffer in user memory
+ * with room for it, padding included, it goes in one user-access window;
+ * any other buffer takes put_cmsg()'s way.
+ */
+static int tcp_devmem_put_dmabuf(struct msghdr *msg,
+				 const struct dmabuf_cmsg *dc)
+{
+	const size_t space = CMSG_SPACE(sizeof(*dc));
+	struct cmsghdr __user *cm = msg->msg_control_user;
+	struct dmabuf_cmsg __user *ud = CMSG_USER_DATA(cm);
+
+	if (!msg->msg_control_is_user || (msg->msg_flags & MSG_CMSG_COMPAT) ||
+	    msg->msg_controllen < space)
+		return put_cmsg(msg, SOL_SOCKET, SO_DEVMEM_DMABUF, sizeof(*dc),
+				(void *)dc);
+	if (!user_write_access_begin(cm, space))
+		return -EFAULT;
+	unsafe_put_user(CMSG_LEN(sizeof(*dc)), &cm->cmsg_len, efault);
+	unsafe_put_user(SOL_SOCKET, &cm->cmsg_level, efault);
+	unsafe_put_user(SO_DEVMEM_DMABUF, &cm->cmsg_type, efault);
+	unsafe_put_user(dc->frag_offset, &ud->frag_offset, efault);
+	unsafe_put_user(dc->frag_size, &ud->frag_size, efault);
+	unsafe_put_user(dc->frag_token, &ud->frag_token, efault);
+	unsafe_put_user(dc->dmabuf_id, &ud->dmabuf_id, efault);
+	unsafe_put_user(dc->flags, &ud->flags, efault);
+	user_write_access_end();
+	msg->msg_control_user += space;
+	msg->msg_controllen -= space;
+	return 0;
+efault:
+	user_write_access_end();
+	return -EFAULT;
+}
+
 /* Do @len bytes at @off in @niov continue the call's last cmsg? Then
  * that cmsg grows to take them in: they share its token. Only where the
  * cmsg can be rewritten: a native control buffer in user memory.
@@ -215,7 +265,7 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 {
 	struct net_iov *niov = skb_frag_net_iov(frag);
 	struct cmsghdr __user *cm;
-	struct dmabuf_cmsg dc = {};
+	struct dmabuf_cmsg dc;
 	u32 token;
 	int err;
 
@@ -237,8 +287,9 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 	dc.frag_size = len;
 	dc.frag_token = token;
 	dc.dmabuf_id = net_iov_binding_id(niov);
+	dc.flags = 0;
 	cm = msg->msg_control_user;
-	err = put_cmsg(msg, SOL_SOCKET, SO_DEVMEM_DMABUF, sizeof(dc), &dc);
+	err = tcp_devmem_put_dmabuf(msg, &dc);
 	if (err)
 		return err;
 	net_iov_get(niov);
@@ -296,6 +347,9 @@ static unsigned int tcp_devmem_own_len(const struct sk_buff *skb)
 	unsigned int n = skb_headlen(skb);
 	int i;
 
+	if (!skb_has_frag_list(skb))
+		return skb->len;
+
 	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++)
 		n += skb_frag_size(&skb_shinfo(skb)->frags[i]);
 	return n;
@@ -339,9 +393,10 @@ int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
 int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 			 unsigned int optlen)
 {
+	struct dmabuf_token on_stack[TCP_DEVMEM_DONTNEED_STACK], *ranges;
+	struct net_iov *batch[TCP_DEVMEM_DONTNEED_BATCH];
 	struct tcp_devmem_tokens *t = sk->sk_user_frags;
-	unsigned int i, nr, looked = 0;
-	struct dmabuf_token *ranges;
+	unsigned int i, nr, looked = 0, n = 0;
 	struct net_iov *niov;
 	int freed = 0;
 	u32 j;
@@ -355,12 +410,15 @@ int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 	if (!nr)
 		return 0;
 
-	ranges = kvmalloc_array(nr, sizeof(*ranges), GFP_KERNEL);
-	if (!ranges)
-		return -ENOMEM;
+	ranges = on_stack;
+	if (nr > ARRAY_SIZE(on_stack)) {
+		ranges = kvmalloc_array(nr, sizeof(*ranges), GFP_KERNEL);
+		if (!ranges)
+			return -ENOMEM;
+	}
 	if (copy_from_sockptr(ranges, optval, optlen)) {
-		kvfree(ranges);
-		return -EFAULT;
+		freed = -EFAULT;
+		goto out;
 	}
 
 	/* Every token looked at counts against the limit, found or not, so
@@ -372,12 +430,19 @@ int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 		     looked < TCP_DEVMEM_DONTNEED_FRAGS; j++, looked++) {
 			niov = t ? tcp_devmem_token_take(t,
 					ranges[i].token_start + j) : NULL;
-			if (niov) {
-				net_iov_put(niov);
-				freed++;
+			if (!niov)
+				continue;
+			batch[n++] = niov;
+			freed++;
+			if (n == ARRAY_SIZE(batch)) {
+				net_iov_put_bulk(batch, n);
+				n = 0;
 			}
 		}
 	}
-	kvfree(ranges);
+	net_iov_put_bulk(batch, n);
+out:
+	if (ranges != on_stack)
+		kvfree(ranges);
 	return freed;
 }
