@@ -99,7 +99,9 @@ fake_runner() {
 		for s in "$@"; do
 			n=$((n + 1))
 			case ${s##*/} in
-			fail*) echo "not ok $n $flav $s"; rc=1 ;;
+			fail*) echo "not ok $n $flav $s"; rc=1
+				echo "# (in test file $s, line 3)"
+				for k in $(seq 2 25); do echo "# out $k"; done ;;
 			crash*) echo "ok $n $flav $s"; rc=125
 				echo "vm: FAIL: kernel WARNING: made up" >&2 ;;
 			*) echo "ok $n $flav $s" ;;
@@ -143,6 +145,15 @@ fake_runner() {
 	[ "${lines[-1]}" = "6 passed, 2 failed" ]
 	grep -q '^vm-debug\.[12]: not ok [0-9]* debug selftests/fail1.bats' <<<"$output"
 	grep -q '^vm-debug\.[12]: vm: FAIL: kernel WARNING: made up' <<<"$output"
+	# the failures come last, each with its first 4 and last 16 lines of
+	# diagnostics
+	[[ ${lines[-2]} =~ ^vm-debug\.[12]:\ vm:\ FAIL:\ kernel\ WARNING:\ made\ up$ ]]
+	want=$(printf '%s\n' "    # (in test file selftests/fail1.bats, line 3)" \
+		"    # out 2" "    # out 3" "    # out 4" "    # (5 lines left out)"
+		for k in $(seq 10 25); do echo "    # out $k"; done)
+	got=$(awk '/^vm-debug/ { on = / not ok [0-9]+ debug selftests\/fail1.bats$/; next }
+		   on' <<<"$output")
+	[ "$got" = "$want" ]
 }
 
 @test "debug-kmemleak-off: a listed suite's debug run boots with kmemleak off, named with its reason" {
