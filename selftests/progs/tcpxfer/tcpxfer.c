@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@
 
 #define PROG		"tcpxfer"
 #define CHUNK		(256 * 1024)	/* bytes per send()/recv() */
+#define MAX_STOPS	8		/* --stop-at */
 #define GOLDEN		PATTERN_GOLDEN
 #define RETRY_NS	50000000L	/* 50 ms between refused connects */
 
@@ -66,6 +68,8 @@ struct opts {
 	const char *ready_file;
 	bool dstopts;
 	uint64_t urgent;		/* --urgent: that byte + 1; 0: none */
+	uint64_t stop_at[MAX_STOPS];	/* --stop-at, increasing */
+	unsigned int nstops;
 	const char *md5_key;		/* --md5: TCP-MD5 with any peer */
 	bool dump;
 	uint64_t dump_off;
@@ -78,6 +82,8 @@ struct dir {
 	uint64_t base;			/* seed * GOLDEN */
 	uint64_t bytes;			/* to send, or expected */
 	uint64_t urgent;		/* send: byte urgent - 1 with MSG_OOB */
+	const uint64_t *stop_at;	/* send: SIGSTOP at these offsets */
+	unsigned int nstops;
 	uint64_t done;			/* progress, read on timeout */
 	struct timespec start;		/* connection established */
 	double secs;			/* start to last byte */
@@ -135,6 +141,13 @@ static const char usage_text[] =
 "			urgent data) and the rest normally; a receiver\n"
 "			without SO_OOBINLINE takes that byte out of the\n"
 "			stream, so validating it needs one that keeps it\n"
+"	--stop-at OFFSET\n"
+"			the sender stops the process (SIGSTOP) once it\n"
+"			has handed the first OFFSET bytes to send(), and\n"
+"			goes on when it is continued (SIGCONT): a test's\n"
+"			fixed point in the middle of the stream; up to\n"
+"			8 times, each OFFSET above the one before and\n"
+"			below --send\n"
 "	--md5 KEY	sign and verify every segment with TCP-MD5\n"
 "			(RFC 2385) using KEY (1 to 80 bytes) for any\n"
 "			peer address; both sides need the same KEY\n"
@@ -327,7 +340,8 @@ static void parse_port(const char *s)
 		usage_error("bad port '%s' (1-65535)", s);
 }
 
-enum { OPT_READY = 256, OPT_DUMP, OPT_DSTOPTS, OPT_URGENT, OPT_MD5 };
+enum { OPT_READY = 256, OPT_DUMP, OPT_DSTOPTS, OPT_URGENT, OPT_MD5,
+       OPT_STOP_AT };
 
 static const struct option long_opts[] = {
 	{ "send",	required_argument,	NULL, 's' },
@@ -340,6 +354,7 @@ static const struct option long_opts[] = {
 	{ "dstopts",	no_argument,		NULL, OPT_DSTOPTS },
 	{ "dump",	required_argument,	NULL, OPT_DUMP },
 	{ "urgent",	required_argument,	NULL, OPT_URGENT },
+	{ "stop-at",	required_argument,	NULL, OPT_STOP_AT },
 	{ "md5",	required_argument,	NULL, OPT_MD5 },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ }
@@ -368,6 +383,8 @@ static void __noreturn bad_option(int c, char **argv)
 
 static void parse_one(struct opts *o, int c, char **argv)
 {
+	uint64_t prev;
+
 	switch (c) {
 	case '6':
 		o->family = AF_INET6;
@@ -410,6 +427,16 @@ static void parse_one(struct opts *o, int c, char **argv)
 	case OPT_URGENT:
 		o->urgent = parse_size(optarg, "--urgent") + 1;
 		break;
+	case OPT_STOP_AT:
+		if (o->nstops == MAX_STOPS)
+			usage_error("--stop-at: at most %d times", MAX_STOPS);
+		prev = o->nstops ? o->stop_at[o->nstops - 1] : 0;
+		o->stop_at[o->nstops] = parse_size(optarg, "--stop-at");
+		if (o->stop_at[o->nstops] <= prev)
+			usage_error("--stop-at: %s is not above %" PRIu64,
+				    optarg, prev);
+		o->nstops++;
+		break;
 	case OPT_MD5:
 		if (!*optarg || strlen(optarg) > TCP_MD5SIG_MAXKEYLEN)
 			usage_error("--md5: the key must be 1 to %d bytes",
@@ -451,6 +478,9 @@ static void check_opts(struct opts *o, int argc, char **argv)
 	if (o->urgent && o->urgent > o->send_bytes)
 		usage_error("--urgent: offset %" PRIu64 " is not below --send %" PRIu64,
 			    o->urgent - 1, o->send_bytes);
+	if (o->nstops && o->stop_at[o->nstops - 1] >= o->send_bytes)
+		usage_error("--stop-at: offset %" PRIu64 " is not below --send %" PRIu64,
+			    o->stop_at[o->nstops - 1], o->send_bytes);
 }
 
 static void parse_args(struct opts *o, int argc, char **argv)
@@ -729,15 +759,25 @@ static bool send_chunk(struct dir *d, uint64_t off, const uint8_t *buf,
 
 static bool send_stream(struct dir *d, uint8_t *buf)
 {
-	uint64_t off;
+	unsigned int stop = 0;
+	uint64_t off, end;
 	size_t n;
 
 	for (off = 0; off < d->bytes; off += n) {
-		n = d->bytes - off < CHUNK ? d->bytes - off : CHUNK;
+		end = stop < d->nstops ? d->stop_at[stop] : d->bytes;
+		n = end - off < CHUNK ? end - off : CHUNK;
 		pattern_fill(d->base, off, buf, n);
 		if (!send_chunk(d, off, buf, n))
 			return false;
 		__atomic_store_n(&d->done, off + n, __ATOMIC_RELAXED);
+		if (off + n == end && stop < d->nstops) {
+			stop++;
+			/* To this thread: it takes the stop itself, before
+			 * its next send() (kill() would let another thread
+			 * take it, while this one sends on).
+			 */
+			raise(SIGSTOP);
+		}
 	}
 	if (shutdown(d->fd, SHUT_WR)) {
 		sys_msg("shutdown", errno);
@@ -880,7 +920,8 @@ static void print_rate(const char *what, const struct dir *d, const char *tail)
 
 static int transfer(const struct opts *o, int fd, struct timespec deadline)
 {
-	struct dir tx = { .fd = fd, .bytes = o->send_bytes, .urgent = o->urgent };
+	struct dir tx = { .fd = fd, .bytes = o->send_bytes, .urgent = o->urgent,
+			  .stop_at = o->stop_at, .nstops = o->nstops };
 	struct dir rx = { .fd = fd, .bytes = o->recv_bytes };
 	pthread_t tt, rt;
 	enum outcome res;
