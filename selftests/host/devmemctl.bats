@@ -23,6 +23,11 @@ setup_file() {
 setup() {
 	CTL=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)/build/bin/devmemctl
 	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
+	JSONQ_PID=
+}
+
+teardown() {
+	[ -z "$JSONQ_PID" ] || { kill "$JSONQ_PID"; wait "$JSONQ_PID" || true; }
 }
 
 HINT="Try 'devmemctl help' for the syntax."
@@ -45,16 +50,41 @@ usage_error() {
 
 # parsed ARGS...: the parsed command's JSON in $output (must exit 0).
 parsed() {
+	jsonq_start
 	run --separate-stderr env DEVMEMCTL_PARSE_ONLY=1 "$CTL" "$@"
 	[ "$status" -eq 0 ] || { echo "devmemctl $*: $status $stderr"; return 1; }
 	[ -z "$stderr" ]
 }
 
 # jget EXPR: evaluate Python EXPR over the JSON document in $output (as
-# d); prints the result's JSON.
+# d); prints the result's JSON. One Python per test answers them all
+# (its start costs half a second, and a test asks dozens of times):
+# document and expression go to it NUL-terminated, the answer comes
+# back so.
 jget() {
-	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(json.dumps(eval(sys.argv[2])))' \
-		"$output" "$1"
+	printf '%s\0%s\0' "$output" "$1" >&"${JSONQ[1]}"
+	IFS= read -r -d '' JGET <&"${JSONQ[0]}"
+	echo "$JGET"
+}
+# jsonq_start: start jget's Python, once per test, from the test's own
+# shell (jget runs in command substitutions).
+jsonq_start() {
+	[ -z "$JSONQ_PID" ] || return 0
+	coproc JSONQ { exec python3 -c '
+import json, sys
+f = sys.stdin.buffer
+while True:
+	doc = b"".join(iter(lambda: f.read(1), b"\0"))
+	if not doc:
+		break
+	expr = b"".join(iter(lambda: f.read(1), b"\0"))
+	try:
+		out = json.dumps(eval(expr, {"d": json.loads(doc)}))
+	except Exception as e:
+		out = "jget: %r" % e
+	sys.stdout.write(out + "\0")
+	sys.stdout.flush()
+' 3>&-; }
 }
 
 @test "usage errors: options, objects, verbs" {
@@ -342,19 +372,37 @@ jget() {
 }
 
 @test "JSON: device names with quotes, backslashes, control and non-UTF-8 bytes stay valid" {
-	for name in 'a"b' 'a\b' $'tab\there' $'\x01\x1f\x7f' $'caf\xc3\xa9' \
-		    $'\xff\xfe' $'\xc3' $'\xe2\x82' $'\xe2\x82x' $'\xed\xa0\x80' \
-		    $'\xf4\x90\x80\x80' $'\xc0\xaf' $'\xf0\x9f\x98\x80' '\u0041' '{}[],:'; do
+	# (not i: bats' run assigns that one)
+	local names name opt doc=0
+	names=('a"b' 'a\b' $'tab\there' $'\x01\x1f\x7f' $'caf\xc3\xa9'
+	       $'\xff\xfe' $'\xc3' $'\xe2\x82' $'\xe2\x82x' $'\xed\xa0\x80'
+	       $'\xf4\x90\x80\x80' $'\xc0\xaf' $'\xf0\x9f\x98\x80' '\u0041' '{}[],:')
+	for name in "${names[@]}"; do
 		for opt in -j -p; do
 			parsed "$opt" queue show dev "$name"
-			python3 -m json.tool <<<"$output" >/dev/null
+			printf '%s' "$output" >"$BATS_TEST_TMPDIR/$doc$opt.json"
 		done
-		# what a JSON parser reads is what was given, with one U+FFFD
-		# for each maximal ill-formed subsequence, as Python decodes
-		want=$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1].encode("utf-8", "surrogateescape").decode("utf-8", "replace")))' "$name")
-		got=$(jget 'd["dev"]')
-		[ "$got" = "$want" ] || { echo "name $(printf %q "$name"): got $got, want $want"; false; }
+		doc=$((doc + 1))
 	done
+	# Each document is UTF-8 JSON, and what a JSON parser reads is what
+	# was given, with one U+FFFD for each maximal ill-formed subsequence,
+	# as Python decodes. One interpreter checks them all.
+	run python3 - "$BATS_TEST_TMPDIR" "${names[@]}" <<-'EOF'
+	import json, sys
+	bad = 0
+	for i, name in enumerate(sys.argv[2:]):
+	    want = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+	    for opt in ("-j", "-p"):
+	        with open(f"{sys.argv[1]}/{i}{opt}.json", encoding="utf-8") as f:
+	            got = json.load(f)["dev"]
+	        if got != want:
+	            print(f"name {ascii(name)} {opt}: got {ascii(got)}, want {ascii(want)}")
+	            bad += 1
+	sys.exit(1 if bad else 0)
+	EOF
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	# the escapes themselves
 	parsed -j queue dev $'q"\\\t\n\x01\x7f/'
 	[[ $output == *'"dev":"q\"\\\t\n\u0001\u007f/"'* ]]
@@ -437,6 +485,7 @@ need_family() {
 }
 
 @test "host kernel: queue show, text and JSON field by field" {
+	jsonq_start
 	need_family
 	[ "${lines[0]}" = "ifindex 1 dev lo type rx id 0" ] ||
 		[[ ${lines[0]} =~ ^ifindex\ 1\ dev\ lo\ type\ rx\ id\ 0\ napi-id\ [0-9]+$ ]]
@@ -465,6 +514,7 @@ need_family() {
 }
 
 @test "host kernel: dev show and pool show, text and JSON" {
+	jsonq_start
 	need_family
 	run --separate-stderr "$CTL" dev show dev lo
 	[ "$status" -eq 0 ]
