@@ -50,29 +50,14 @@ test_teardown() {
 # dmabuf_state INO: the dma-buf of inode INO as bufinfo shows it, in
 # DB_COUNT (its file's reference count), DB_ATTACHED (how many devices are
 # attached) and DB_DEVS (their names); DB_COUNT is 0 when it is not listed.
+# One awk, not a loop in bash: under bats every bash command runs its
+# DEBUG trap, and this runs in every poll of the test's many waits.
 dmabuf_state() {
-	local line ino cur=0 f
-	local -a a
-	DB_COUNT=0 DB_ATTACHED= DB_DEVS=
-	while IFS= read -r line; do
-		if [[ $line == [0-9]*$'\t'* ]]; then
-			IFS=$'\t' read -r -a a <<<"$line"
-			ino=$((10#${a[5]}))
-			cur=0
-			if [ "$ino" -eq "$1" ]; then
-				cur=1
-				DB_COUNT=$((10#${a[3]}))
-			fi
-		elif [ "$cur" = 1 ]; then
-			f=${line#$'\t'}
-			if [[ $line =~ ^Total\ ([0-9]+)\ devices\ attached$ ]]; then
-				DB_ATTACHED=${BASH_REMATCH[1]}
-				cur=0
-			elif [ "$line" != $'\tAttached Devices:' ] && [[ $line == $'\t'* ]]; then
-				DB_DEVS+="${DB_DEVS:+ }$f"
-			fi
-		fi
-	done <"$BUFINFO"
+	IFS='|' read -r DB_COUNT DB_ATTACHED DB_DEVS < <(awk -F '\t' -v ino="$1" '
+		/^[0-9]+\t/ { cur = $6 + 0 == ino; if (cur) n = $4 + 0; next }
+		cur && /^Total [0-9]+ devices attached$/ { split($0, w, " "); att = w[2]; cur = 0; next }
+		cur && /^\t/ && $0 != "\tAttached Devices:" { devs = devs (devs == "" ? "" : " ") $2 }
+		END { print n + 0 "|" att "|" devs }' "$BUFINFO")
 }
 
 # The binding holds the dma-buf: one reference besides the holder's fd,
@@ -110,23 +95,21 @@ on_b() {
 
 # pool_state NS: the page pools of the binding that NS lists (NS empty:
 # init_net), in PP_COUNT, and the in-flight count of the first in
-# PP_INFLIGHT ("" when none).
+# PP_INFLIGHT ("" when none); their lines in PP_LINES.
 pool_state() {
-	local out line
+	local out
 	if [ -n "$1" ]; then
 		out=$(in_ns "$1" "$BIN/netdev-nl" page-pool-get)
 	else
 		out=$("$BIN/netdev-nl" page-pool-get)
 	fi
-	PP_LINES= PP_COUNT=0 PP_INFLIGHT=
-	while IFS= read -r line; do
-		[[ $line == *" dmabuf=$BIND_ID" ]] || continue
-		PP_LINES+="${PP_LINES:+; }$line"
-		PP_COUNT=$((PP_COUNT + 1))
-		if [ -z "$PP_INFLIGHT" ] && [[ $line =~ \ inflight=([0-9]+)\  ]]; then
-			PP_INFLIGHT=${BASH_REMATCH[1]}
-		fi
-	done <<<"$out"
+	IFS='|' read -r PP_COUNT PP_INFLIGHT PP_LINES < <(awk -v id="$BIND_ID" '
+		$NF == "dmabuf=" id {
+			lines = lines (n++ ? "; " : "") $0
+			for (i = 1; i <= NF && inflight == ""; i++)
+				if ($i ~ /^inflight=/) inflight = substr($i, 10)
+		}
+		END { print n + 0 "|" inflight "|" lines }' <<<"$out")
 }
 # pools_are NS COUNT [OP N]: NS lists COUNT pools of the binding (and
 # the first has in flight OP N buffers, OP -eq or -ge).
