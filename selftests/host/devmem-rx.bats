@@ -7,61 +7,34 @@
 # runs in the VM (selftests/devmem-rx.bats).
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)
-RX=$REPO/build/bin/devmem-rx
 XFER=$REPO/build/bin/tcpxfer
+load lib/plain-rx
 
 setup_file() {
 	make -C "$REPO" "$RX" "$XFER"
 }
 
-setup() {
-	RPID=
-	PORT=$((30000 + RANDOM % 5000))
-}
-
-teardown() {
-	[ -z "$RPID" ] || { kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null; } || true
-}
-
-# rx ARGS...: devmem-rx --plain on 127.0.0.1:$PORT in the background;
-# returns once it listens.
-rx() {
-	local ready=$BATS_TEST_TMPDIR/ready
-	rm -f "$ready"
-	"$RX" --plain -b 127.0.0.1 -p "$PORT" -r "$ready" "$@" \
-		>"$BATS_TEST_TMPDIR/out" 2>&1 &
-	RPID=$!
-	local i
-	for i in $(seq 200); do
-		[ -e "$ready" ] && return 0
-		kill -0 "$RPID" 2>/dev/null || break
-		read -rt 0.05 <> <(:) || true
-	done
-	cat "$BATS_TEST_TMPDIR/out"
-	return 1
-}
-
-rx_status() {
-	local rc=0
-	wait "$RPID" || rc=$?
-	RPID=
-	cat "$BATS_TEST_TMPDIR/out"
-	return $rc
-}
-
 @test "plain receive of tcpxfer's pattern: every byte checked" {
 	rx -n 4M --cpu
 	"$XFER" connect -q -a 127.0.0.1 -p "$PORT" -s 4M -r 0
-	run rx_status
+	rx_status
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "received 4194304 bytes" ]
-	[[ ${lines[1]} =~ ^cpu\ [0-9]+\ ns\ for\ 4194304\ bytes$ ]]
+	[[ ${lines[1]} =~ ^cpu\ [0-9]+\ ns\ for\ 4194304\ bytes,\ [0-9]+\ wakeups,\ [0-9]+\ preemptions$ ]]
+}
+
+@test "with --rcvlowat every byte is still received and checked" {
+	rx -n 4M --rcvlowat 256K
+	"$XFER" connect -q -a 127.0.0.1 -p "$PORT" -s 4M -r 0
+	rx_status
+	[ "$status" -eq 0 ]
+	[ "$output" = "received 4194304 bytes" ]
 }
 
 @test "another seed's stream is caught at its first byte" {
 	rx -n 1M
 	"$XFER" connect -q -a 127.0.0.1 -p "$PORT" -s 1M -r 0 -S 2 || true
-	run rx_status
+	rx_status
 	[ "$status" -eq 1 ]
 	[[ $output =~ ^devmem-rx:\ recv:\ byte\ 0\ of\ the\ stream\ is\ 0x[0-9a-f]{2},\ expected\ 0x[0-9a-f]{2}$ ]]
 }
@@ -69,7 +42,7 @@ rx_status() {
 @test "a short stream fails with the count" {
 	rx -n 2M
 	"$XFER" connect -q -a 127.0.0.1 -p "$PORT" -s 1M -r 0
-	run rx_status
+	rx_status
 	[ "$status" -eq 1 ]
 	[ "$output" = "devmem-rx: received 1048576 bytes, expected 2097152" ]
 }
@@ -82,6 +55,12 @@ rx_status() {
 	run "$RX" -p 1 -n 1x
 	[ "$status" -eq 1 ]
 	[ "$output" = "devmem-rx: bad number '1x'" ]
+	run "$RX" -p 1 -n 1 --rcvlowat 0
+	[ "$status" -eq 1 ]
+	[ "$output" = "devmem-rx: --rcvlowat 0: 1 to 2147483647 bytes" ]
+	run "$RX" -p 1 -n 1 --rcvlowat 2G
+	[ "$status" -eq 1 ]
+	[ "$output" = "devmem-rx: --rcvlowat 2G: 1 to 2147483647 bytes" ]
 	run env -u DEVMEM_DMABUF_FD "$RX" -p 1 -n 1
 	[ "$status" -eq 1 ]
 	[ "$output" = "devmem-rx: no dma-buf: give -d FD or run under netdev-nl bind-rx --run" ]

@@ -34,6 +34,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -68,7 +69,7 @@
 struct opts {
 	const char *addr, *port, *ready;
 	uint64_t bytes, seed;
-	int dmabuf_fd, rcvbuf;
+	int dmabuf_fd, rcvbuf, rcvlowat;
 	long dmabuf_id;
 	bool plain, hold, cpu, quiet;
 	const char *probes;
@@ -121,8 +122,12 @@ static void usage(FILE *f, int status)
 "                       foreign   another socket returns our tokens\n"
 "                       huge      one range of 2^32-1 tokens\n"
 "      --rcvbuf N       SO_RCVBUF N on the socket\n"
+"      --rcvlowat N     SO_RCVLOWAT N on the socket: a read waits for N\n"
+"                       bytes (or the end of the stream)\n"
 "      --plain          plain recv(), no dma-buf (for comparison)\n"
-"      --cpu            also print: cpu NS ns for B bytes\n"
+"      --cpu            also print: cpu NS ns for B bytes, W wakeups,\n"
+"                       P preemptions\n"
+"                       (W: the times the receiver slept and was woken)\n"
 "      --no-check       do not look at the payload (for --cpu)\n"
 "  -q, --quiet          no summary line\n");
 	exit(status);
@@ -501,7 +506,8 @@ static void receive_devmem(int fd, const struct opts *o)
 			continue;
 		if (n < 0)
 			die("recvmsg: %s", strerror(errno));
-		if (!o->hold || release_held) {
+		/* once released (above), tokens go back after each read */
+		if (!o->hold || release_held == 2) {
 			give_back(fd, rx.tokens, rx.ntokens);
 			rx.ntokens = 0;
 		}
@@ -560,11 +566,16 @@ static int listen_on(const struct opts *o)
 	return fd;
 }
 
-static uint64_t cpu_ns(void)
+/* The process's CPU time in ns; its voluntary context switches (it
+ * slept, to be woken) in @sw, its involuntary ones in @pre.
+ */
+static uint64_t cpu_ns(uint64_t *sw, uint64_t *pre)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
+	*sw = ru.ru_nvcsw;
+	*pre = ru.ru_nivcsw;
 	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
@@ -579,11 +590,12 @@ int main(int argc, char **argv)
 		{ "probe", 1, NULL, 'P' }, { "plain", 0, NULL, 'L' },
 		{ "cpu", 0, NULL, 'C' }, { "quiet", 0, NULL, 'q' },
 		{ "rcvbuf", 1, NULL, 'R' }, { "no-check", 0, NULL, 'N' },
+		{ "rcvlowat", 1, NULL, 'W' },
 		{ "help", 0, NULL, 'h' }, {}
 	};
 	struct opts o = { .addr = "::", .seed = 1, .dmabuf_fd = -1 };
 	const char *env;
-	uint64_t cpu0;
+	uint64_t cpu0, sw0, sw1, pre0, pre1, v;
 	int c, lfd, fd;
 	bool have_bytes = false;
 
@@ -608,6 +620,13 @@ int main(int argc, char **argv)
 		case 'C': o.cpu = true; break;
 		case 'N': nocheck = true; break;
 		case 'R': o.rcvbuf = parse_size(optarg); break;
+		case 'W':
+			v = parse_size(optarg);
+			if (v < 1 || v > INT_MAX)
+				die("--rcvlowat %s: 1 to %d bytes", optarg,
+				    INT_MAX);
+			o.rcvlowat = v;
+			break;
 		case 'q': o.quiet = true; break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
@@ -647,7 +666,11 @@ int main(int argc, char **argv)
 		die("accept: %s", strerror(errno));
 	close(lfd);
 
-	cpu0 = cpu_ns();
+	if (o.rcvlowat &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &o.rcvlowat,
+		       sizeof(o.rcvlowat)))
+		die("SO_RCVLOWAT: %s", strerror(errno));
+	cpu0 = cpu_ns(&sw0, &pre0);
 	if (o.plain) {
 		receive_plain(fd, &o);
 	} else {
@@ -664,9 +687,12 @@ int main(int argc, char **argv)
 		printf("received %" PRIu64 " bytes: linear %" PRIu64
 		       ", dmabuf %" PRIu64 " in %" PRIu64 " frags\n",
 		       rx.off, rx.linear, rx.dmabuf, rx.frags);
-	if (o.cpu)
-		printf("cpu %" PRIu64 " ns for %" PRIu64 " bytes\n",
-		       cpu_ns() - cpu0, rx.off);
+	if (o.cpu) {
+		cpu0 = cpu_ns(&sw1, &pre1) - cpu0;
+		printf("cpu %" PRIu64 " ns for %" PRIu64 " bytes, %" PRIu64
+		       " wakeups, %" PRIu64 " preemptions\n", cpu0, rx.off,
+		       sw1 - sw0, pre1 - pre0);
+	}
 	close(fd);
 	return 0;
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmarks' parts that run without the VM: devmem-tx-cpu's send and
+# zerocopy modes on the host's loopback (its devmem mode needs a bound
+# device: make bench runs it), the report line bench/devmem-tx-cpu/run
+# reads, and both bench scripts' --help and refusal outside the VM.
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)
+TX=$REPO/build/bin/devmem-tx-cpu
+load lib/plain-rx
+
+setup_file() {
+	make -C "$REPO" "$RX" "$TX"
+}
+
+# The fields of the report line, for the checks below.
+REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 64 calls, ([0-9]+) reaps, ([0-9]+) waits, ([0-9]+) copied, 0 enobufs, [0-9]+ sleeps, [0-9]+ preemptions$'
+
+@test "devmem-tx-cpu -m send: the receiver checks every byte; one report line, user + sys adding up" {
+	rx -n 4M
+	run "$TX" -m send -a 127.0.0.1 -p "$PORT" -n 4M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output =~ $REPORT ]]
+	[ "${BASH_REMATCH[1]}" -eq $((BASH_REMATCH[2] + BASH_REMATCH[3])) ]
+	[ "${BASH_REMATCH[4]}" -eq 0 ]
+	[ "${BASH_REMATCH[5]}" -eq 0 ]
+	[ "${BASH_REMATCH[6]}" -eq 0 ]
+	rx_status
+	[ "$status" -eq 0 ]
+	[ "$output" = "received 4194304 bytes" ]
+}
+
+@test "devmem-tx-cpu -m zerocopy over loopback: every completion report says the kernel copied" {
+	rx -n 4M
+	run "$TX" -m zerocopy -a 127.0.0.1 -p "$PORT" -n 4M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output =~ $REPORT ]]
+	[ "${BASH_REMATCH[4]}" -gt 0 ]
+	# loopback hands the pages to a receiver: the kernel copies them
+	[ "${BASH_REMATCH[6]}" -eq "${BASH_REMATCH[4]}" ]
+	rx_status
+	[ "$status" -eq 0 ]
+	[ "$output" = "received 4194304 bytes" ]
+}
+
+@test "bench scripts: --help prints the header and exits 0; outside the VM they refuse, exit 2; bad vCPUs refused" {
+	run "$REPO/bench/devmem-tx-cpu/run" --help
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == "CPU time of the sending process per GiB"* ]]
+	[[ $output == *"The receiver runs under SCHED_BATCH"* ]]
+	[[ ${lines[-1]} == "and the ratios devmem/send and zerocopy/send are printed." ]]
+	run env -u DEVMEM_VM "$REPO/bench/devmem-tx-cpu/run" -n 1
+	[ "$status" -eq 2 ]
+	[ "$output" = "devmem-tx-cpu: runs inside the test VM (make bench)" ]
+
+	run "$REPO/bench/devmem-rx-cpu" --help
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == "CPU time of the receiving process per GiB"* ]]
+	[[ $output == *"The sender stands in for the remote host"* ]]
+	run env -u DEVMEM_VM "$REPO/bench/devmem-rx-cpu" -n 1
+	[ "$status" -eq 2 ]
+	[ "$output" = "devmem-rx-cpu: runs inside the test VM (make bench)" ]
+	# vCPUs: two, or none
+	for p in 1 0,1,2 x,1 "" 0,; do
+		run env DEVMEM_VM=1 "$REPO/bench/devmem-rx-cpu" -P "$p"
+		[ "$status" -eq 2 ]
+		[ "$output" = "devmem-rx-cpu: bad -P '$p'" ]
+	done
+}
