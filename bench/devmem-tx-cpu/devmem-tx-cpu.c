@@ -27,12 +27,14 @@
  *
  * Prints one line:
  *   cpu NS ns for B bytes: U ns user, S ns sys, N calls, R reaps, W waits,
- *   C copied, E enobufs
+ *   C copied, E enobufs, V sleeps, P preemptions
  * (reaps: recvmsg(MSG_ERRQUEUE) reports (zerocopy) or devmem_sender_reap()
  * calls that returned spans (devmem); waits: reaps for a chunk still in
  * flight, which block until a report comes if none is queued;
  * copied: reports with SO_EE_CODE_ZEROCOPY_COPIED, i.e. the kernel copied
- * after all; enobufs: sends refused with ENOBUFS and retried after a reap).
+ * after all; enobufs: sends refused with ENOBUFS and retried after a reap;
+ * sleeps and preemptions: the process's voluntary and involuntary context
+ * switches while the clock ran).
  * Exit status: 0 success, 1 failure, 2 usage.
  */
 #include <errno.h>
@@ -133,13 +135,20 @@ static uint64_t parse_size(const char *s)
 	return v;
 }
 
-static void cpu_now(uint64_t *user, uint64_t *sys)
+struct cpu {
+	uint64_t user, sys;	/* ns */
+	uint64_t sleeps, preempted;
+};
+
+static void cpu_now(struct cpu *c)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	*user = ru.ru_utime.tv_sec * 1000000000ULL + ru.ru_utime.tv_usec * 1000ULL;
-	*sys = ru.ru_stime.tv_sec * 1000000000ULL + ru.ru_stime.tv_usec * 1000ULL;
+	c->user = ru.ru_utime.tv_sec * 1000000000ULL + ru.ru_utime.tv_usec * 1000ULL;
+	c->sys = ru.ru_stime.tv_sec * 1000000000ULL + ru.ru_stime.tv_usec * 1000ULL;
+	c->sleeps = ru.ru_nvcsw;
+	c->preempted = ru.ru_nivcsw;
 }
 
 static int tcp_connect(const struct opts *o)
@@ -373,7 +382,7 @@ int main(int argc, char **argv)
 	struct devmem_dmabuf *db = NULL;
 	struct devmem_binding *b = NULL;
 	static struct tx t;
-	uint64_t u0, s0, u1, s1;
+	struct cpu c0, c1;
 	int c, err, one = 1, ifindex;
 	void *map;
 
@@ -449,16 +458,18 @@ int main(int argc, char **argv)
 	if (o.mode == M_DEVMEM && devmem_sender_new(&t.s, t.fd, b))
 		die("devmem_sender_new: %s", devmem_last_error());
 
-	cpu_now(&u0, &s0);
+	cpu_now(&c0);
 	stream(&t);
-	cpu_now(&u1, &s1);
+	cpu_now(&c1);
 
 	finish(t.fd);
 	printf("cpu %" PRIu64 " ns for %" PRIu64 " bytes: %" PRIu64
 	       " ns user, %" PRIu64 " ns sys, %" PRIu64 " calls, %" PRIu64
 	       " reaps, %" PRIu64 " waits, %" PRIu64 " copied, %" PRIu64
-	       " enobufs\n", u1 - u0 + s1 - s0, o.bytes, u1 - u0, s1 - s0,
-	       t.calls, t.reaps, t.waits, t.copied, t.enobufs);
+	       " enobufs, %" PRIu64 " sleeps, %" PRIu64 " preemptions\n",
+	       c1.user - c0.user + c1.sys - c0.sys, o.bytes, c1.user - c0.user,
+	       c1.sys - c0.sys, t.calls, t.reaps, t.waits, t.copied, t.enobufs,
+	       c1.sleeps - c0.sleeps, c1.preempted - c0.preempted);
 	devmem_sender_free(t.s);
 	close(t.fd);
 	devmem_binding_free(b);
