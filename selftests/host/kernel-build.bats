@@ -203,15 +203,14 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	[ -z "$clash" ]
 }
 
-# kconfig_with FRAGMENT-LINES...: tinyconfig plus the lines, resolved by
-# olddefconfig on the tree make kernel prepared; the .config in $T/kc.
+# kconfig_with FRAGMENT-LINES...: allnoconfig with the lines set (and
+# what they select), on the tree make kernel prepared; the .config in
+# $T/kc. One kconfig run: a tinyconfig, merge and olddefconfig took four.
 kconfig_with() {
 	local frag=$T/frag
 	printf '%s\n' CONFIG_64BIT=y CONFIG_NET=y CONFIG_INET=y CONFIG_DEBUG_FS=y "$@" >"$frag"
-	make -s -C "$KBUILD/src" O="$T/kc" tinyconfig >/dev/null
-	KCONFIG_CONFIG=$T/kc/.config "$KBUILD/src/scripts/kconfig/merge_config.sh" \
-		-m -O "$T/kc" "$T/kc/.config" "$frag" >/dev/null
-	make -s -C "$KBUILD/src" O="$T/kc" olddefconfig >/dev/null
+	make -s -C "$KBUILD/src" O="$T/kc" KCONFIG_ALLCONFIG="$frag" \
+		allnoconfig >/dev/null
 }
 
 @test "CONFIG_NET_DEVMEM: on exactly when dma-buf and page pools are" {
