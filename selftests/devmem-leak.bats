@@ -89,8 +89,11 @@ pool_inflight() {
 	new=$(pool_inflight ATTACHED)
 	[ "$old" -ge $((q1 / 4096)) ]
 	[ "$new" -ge $(((q2 - q1) / 4096)) ]
-	# SO_DEVMEM_DONTNEED gives back the tokens of both pools together
+	# SO_DEVMEM_DONTNEED gives back the tokens of both pools together;
+	# the sender goes on once the receiver said so, or the signal could
+	# find the receiver reading the stream's next bytes
 	kill -USR1 "$RX_PID"
+	wait_until 30 grep -q '^released ' "$RX_OUT"
 	kill -CONT "$SENDER"
 	wait "$SENDER"
 	rx_wait
