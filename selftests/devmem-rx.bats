@@ -137,6 +137,33 @@ probes() {
 	[ "$(nsim_stat "$NSB" "$DEVB" rx3_devmem_drops)" -eq 0 ]
 }
 
+# batches_of BATCH: 4M to a receiver with --batch BATCH, every byte
+# checked, every token back (the pool goes with the binding); how many
+# times it gave tokens back in BATCHES, its frags (one token each: a
+# 4 KiB buffer holds one segment) in FRAGS.
+batches_of() {
+	rx_start 4M --batch "$1" --cpu
+	send "$IP4B" 4M
+	rx_wait
+	[[ ${RX_LINES[-2]} =~ ^received\ 4194304\ bytes:\ linear\ 0,\ dmabuf\ 4194304\ in\ ([0-9]+)\ frags$ ]]
+	FRAGS=${BASH_REMATCH[1]}
+	[[ ${RX_LINES[-1]} =~ ,\ ([0-9]+)\ token\ batches$ ]]
+	BATCHES=${BASH_REMATCH[1]}
+	echo "--batch $1: $BATCHES batches for $FRAGS frags"
+	wait_until 30 no_pools_of "$BIND_ID"
+}
+
+@test "devmem-rx --batch 1024 gives tokens back 1024 or more at a time; every byte checked, every token back" {
+	batches_of 1024
+	# each batch but the one at the end of the stream holds 1024 or more
+	[ "$BATCHES" -le $((FRAGS / 1024 + 1)) ]
+	# one read yields at most 1024 tokens: no batch holds 2048
+	[ "$BATCHES" -ge $(((FRAGS + 2046) / 2047)) ]
+	# by default each read's tokens (1024 at most) go back after it
+	batches_of 1
+	[ "$BATCHES" -ge $(((FRAGS + 1023) / 1024)) ]
+}
+
 # tcpext_gt NS FIELD N: that counter is above N (for wait_until).
 tcpext_gt() { [ "$(tcpext "$1" "$2")" -gt "$3" ]; }
 

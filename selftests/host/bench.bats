@@ -47,7 +47,7 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	[ "$output" = "received 4194304 bytes" ]
 }
 
-@test "bench scripts: --help prints the header and exits 0; outside the VM they refuse, exit 2; bad vCPUs refused" {
+@test "bench scripts: --help prints the header and exits 0; outside the VM they refuse, exit 2; bad vCPUs and token batches refused" {
 	run "$REPO/bench/devmem-tx-cpu/run" --help
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == "CPU time of the sending process per GiB"* ]]
@@ -69,5 +69,11 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 		run env DEVMEM_VM=1 "$REPO/bench/devmem-rx-cpu" -P "$p"
 		[ "$status" -eq 2 ]
 		[ "$output" = "devmem-rx-cpu: bad -P '$p'" ]
+	done
+	# a batch of tokens: 1 to 1024
+	for t in 0 1025 x ""; do
+		run env DEVMEM_VM=1 "$REPO/bench/devmem-rx-cpu" -T "$t"
+		[ "$status" -eq 2 ]
+		[ "$output" = "devmem-rx-cpu: bad -T '$t'" ]
 	done
 }

@@ -61,6 +61,12 @@ setup_file() {
 	run "$RX" -p 1 -n 1 --rcvlowat 2G
 	[ "$status" -eq 1 ]
 	[ "$output" = "devmem-rx: --rcvlowat 2G: 1 to 2147483647 bytes" ]
+	run "$RX" -p 1 -n 1 --batch 0
+	[ "$status" -eq 1 ]
+	[ "$output" = "devmem-rx: --batch 0: 1 to 1024 tokens" ]
+	run "$RX" -p 1 -n 1 --batch 1025
+	[ "$status" -eq 1 ]
+	[ "$output" = "devmem-rx: --batch 1025: 1 to 1024 tokens" ]
 	run env -u DEVMEM_DMABUF_FD "$RX" -p 1 -n 1
 	[ "$status" -eq 1 ]
 	[ "$output" = "devmem-rx: no dma-buf: give -d FD or run under netdev-nl bind-rx --run" ]

@@ -70,6 +70,7 @@ struct opts {
 	const char *addr, *port, *ready;
 	uint64_t bytes, seed;
 	int dmabuf_fd, rcvbuf, rcvlowat;
+	unsigned int batch;		/* give back once this many are held */
 	long dmabuf_id;
 	bool plain, hold, cpu, quiet;
 	const char *probes;
@@ -84,6 +85,7 @@ static struct {
 	uint64_t linear, dmabuf, frags, cmsgs;
 	uint32_t *tokens;		/* held, to give back */
 	size_t ntokens, cap;
+	uint64_t batches;		/* given back while receiving */
 } rx;
 
 static volatile sig_atomic_t release_held;
@@ -107,6 +109,9 @@ static void usage(FILE *f, int status)
 "  -i, --dmabuf-id ID   its binding id (default $DEVMEM_DMABUF_ID)\n"
 "  -r, --ready FILE     create FILE once listening\n"
 "      --hold           keep every token until SIGUSR1, then return all\n"
+"      --batch N        give tokens back once N (1 to 1024) are held, in\n"
+"                       one SO_DEVMEM_DONTNEED (default 1: after each\n"
+"                       read); the rest at the end of the stream\n"
 "      --probe LIST     once data is queued, run these checks in order\n"
 "                       and print one line each (comma-separated):\n"
 "                       nodevmem  recv without MSG_SOCK_DEVMEM\n"
@@ -126,8 +131,10 @@ static void usage(FILE *f, int status)
 "                       bytes (or the end of the stream)\n"
 "      --plain          plain recv(), no dma-buf (for comparison)\n"
 "      --cpu            also print: cpu NS ns for B bytes, W wakeups,\n"
-"                       P preemptions\n"
-"                       (W: the times the receiver slept and was woken)\n"
+"                       P preemptions[, T token batches]\n"
+"                       (W: the times the receiver slept and was woken;\n"
+"                       T: how many times it gave tokens back, without\n"
+"                       --plain)\n"
 "      --no-check       do not look at the payload (for --cpu)\n"
 "  -q, --quiet          no summary line\n");
 	exit(status);
@@ -149,6 +156,17 @@ static uint64_t parse_size(const char *s)
 	}
 	if (*end)
 		die("bad number '%s'", s);
+	return v;
+}
+
+/* @s for option @opt: 1 to @max @unit, or die saying so. */
+static unsigned int parse_count(const char *s, const char *opt,
+				unsigned int max, const char *unit)
+{
+	uint64_t v = parse_size(s);
+
+	if (v < 1 || v > max)
+		die("%s %s: 1 to %u %s", opt, s, max, unit);
 	return v;
 }
 
@@ -506,8 +524,10 @@ static void receive_devmem(int fd, const struct opts *o)
 			continue;
 		if (n < 0)
 			die("recvmsg: %s", strerror(errno));
-		/* once released (above), tokens go back after each read */
-		if (!o->hold || release_held == 2) {
+		/* once released (above), tokens go back a batch at a time */
+		if ((!o->hold || release_held == 2) && rx.ntokens &&
+		    (rx.ntokens >= o->batch || !n)) {
+			rx.batches++;
 			give_back(fd, rx.tokens, rx.ntokens);
 			rx.ntokens = 0;
 		}
@@ -590,12 +610,12 @@ int main(int argc, char **argv)
 		{ "probe", 1, NULL, 'P' }, { "plain", 0, NULL, 'L' },
 		{ "cpu", 0, NULL, 'C' }, { "quiet", 0, NULL, 'q' },
 		{ "rcvbuf", 1, NULL, 'R' }, { "no-check", 0, NULL, 'N' },
-		{ "rcvlowat", 1, NULL, 'W' },
+		{ "rcvlowat", 1, NULL, 'W' }, { "batch", 1, NULL, 'B' },
 		{ "help", 0, NULL, 'h' }, {}
 	};
-	struct opts o = { .addr = "::", .seed = 1, .dmabuf_fd = -1 };
+	struct opts o = { .addr = "::", .seed = 1, .dmabuf_fd = -1, .batch = 1 };
 	const char *env;
-	uint64_t cpu0, sw0, sw1, pre0, pre1, v;
+	uint64_t cpu0, sw0, sw1, pre0, pre1;
 	int c, lfd, fd;
 	bool have_bytes = false;
 
@@ -621,11 +641,12 @@ int main(int argc, char **argv)
 		case 'N': nocheck = true; break;
 		case 'R': o.rcvbuf = parse_size(optarg); break;
 		case 'W':
-			v = parse_size(optarg);
-			if (v < 1 || v > INT_MAX)
-				die("--rcvlowat %s: 1 to %d bytes", optarg,
-				    INT_MAX);
-			o.rcvlowat = v;
+			o.rcvlowat = parse_count(optarg, "--rcvlowat", INT_MAX,
+						 "bytes");
+			break;
+		case 'B':
+			o.batch = parse_count(optarg, "--batch", MAX_FRAGS,
+					      "tokens");
 			break;
 		case 'q': o.quiet = true; break;
 		case 'h': usage(stdout, 0); break;
@@ -690,8 +711,11 @@ int main(int argc, char **argv)
 	if (o.cpu) {
 		cpu0 = cpu_ns(&sw1, &pre1) - cpu0;
 		printf("cpu %" PRIu64 " ns for %" PRIu64 " bytes, %" PRIu64
-		       " wakeups, %" PRIu64 " preemptions\n", cpu0, rx.off,
+		       " wakeups, %" PRIu64 " preemptions", cpu0, rx.off,
 		       sw1 - sw0, pre1 - pre0);
+		if (!o.plain)
+			printf(", %" PRIu64 " token batches", rx.batches);
+		putchar('\n');
 	}
 	close(fd);
 	return 0;
