@@ -64,6 +64,28 @@ bound_queues() { nl queue-get "$IFB" | grep " type=rx .*dmabuf=" || true; }
 pools_of() { nl page-pool-get | grep " ifindex=$IFB .*dmabuf=$1\$" || true; }
 no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 
+# udmabuf allocates the huge pages of a memfd nobody faulted in, as
+# mainline's does: netdev-nl's huge: makes the udmabuf as mainline's
+# ncdevmem does (memfd_create(MFD_HUGETLB), ftruncate, F_SEAL_SHRINK,
+# UDMABUF_CREATE_LIST), pages untouched.
+hugepages_free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
+
+@test "a udmabuf of an untouched hugetlb memfd: udmabuf allocates its huge pages, which the binding holds" {
+	[ "$(hugepages_free)" -eq 32 ]
+	hold 3 huge:0+16K,4194304+2M 16384
+	# the huge pages of the two ranges, and none between them
+	[ "$(hugepages_free)" -eq 30 ]
+	unhold
+	wait_until 10 eval '[ "$(hugepages_free)" -eq 32 ]'
+}
+
+@test "a udmabuf of an untouched hugetlb memfd with no free huge page: ENOMEM, nothing left allocated" {
+	echo 0 >/proc/sys/vm/nr_hugepages
+	run -1 nl bind-rx "$IFB" 3 huge:2M --rx-page-size 16384
+	[ "$output" = "netdev-nl: UDMABUF_CREATE_LIST: Cannot allocate memory" ]
+	grep -q '^HugePages_Total: *0$' /proc/meminfo
+}
+
 @test "rx-page-size below a page: ERANGE from the policy; not a power of two: EINVAL; nothing bound" {
 	refused "Numerical result out of range: integer out of range" \
 		"$IFB" 3 huge:2M --rx-page-size 2048

@@ -20,9 +20,9 @@
 #define MFD_HUGE_2MB		(21U << 26)	/* log2 of the size, shifted */
 #endif
 
-/* The memfd behind a udmabuf: @huge, of 2 MiB huge pages, allocated
- * here (udmabuf takes only huge pages that exist); else shmem, which
- * udmabuf fills itself.
+/* The memfd behind a udmabuf: @huge, of 2 MiB huge pages, else shmem.
+ * Its pages are left to udmabuf, which allocates them (mainline since
+ * 6.11, this kernel's udmabuf too).
  */
 static int devmem_udmabuf_memfd(size_t size, int huge)
 {
@@ -38,13 +38,6 @@ static int devmem_udmabuf_memfd(size_t size, int huge)
 					 "memfd_create");
 	if (ftruncate(memfd, size)) {
 		err = devmem_fail_errno(-errno, "memfd of %zu bytes", size);
-		goto err_close;
-	}
-	if (huge && fallocate(memfd, 0, 0, size)) {
-		err = errno == ENOSPC ? -ENOMEM : -errno;
-		err = devmem_fail_errno(err,
-					"%zu MiB of free 2 MiB huge pages (vm.nr_hugepages)",
-					size >> 20);
 		goto err_close;
 	}
 	return memfd;
@@ -90,6 +83,12 @@ static int devmem_udmabuf_new(struct devmem_dmabuf **dbp, size_t size,
 	}
 	create.memfd = memfd;
 	fd = ioctl(dev, UDMABUF_CREATE, &create);
+	if (fd < 0 && huge && (errno == ENOMEM || errno == ENOSPC)) {
+		err = devmem_fail_errno(-ENOMEM,
+					"%zu MiB of free 2 MiB huge pages (vm.nr_hugepages)",
+					size >> 20);
+		goto err_close_memfd;
+	}
 	if (fd < 0) {
 		err = devmem_fail_errno(-errno,
 					"UDMABUF_CREATE of %zu bytes (udmabuf.size_limit_mb?)",

@@ -570,8 +570,8 @@ static int udmabuf_create(unsigned long long size)
 }
 
 /* huge:[OFF+]LEN[,...]: the ranges, in order, of one memfd of 2 MiB huge
- * pages (allocated here: udmabuf takes only pages that exist), as one
- * udmabuf. Returns its fd; *@size is its size.
+ * pages, as one udmabuf. Like mainline's ncdevmem it leaves the pages
+ * untouched: udmabuf allocates them. Returns its fd; *@size is its size.
  */
 static int udmabuf_create_huge(const char *spec, unsigned long long *size)
 {
@@ -615,8 +615,6 @@ static int udmabuf_create_huge(const char *spec, unsigned long long *size)
 		sys_fatal("memfd_create(MFD_HUGETLB)");
 	if (ftruncate(memfd, end) < 0)
 		sys_fatal("ftruncate");
-	if (fallocate(memfd, 0, 0, end) < 0)
-		sys_fatal("fallocate of huge pages (vm.nr_hugepages?)");
 	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
 		sys_fatal("F_ADD_SEALS");
 	for (unsigned int i = 0; i < l.head.count; i++)
