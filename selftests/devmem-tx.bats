@@ -18,6 +18,8 @@ test_setup() {
 	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
 }
 test_teardown() {
+	teardown_owner
+	cgroup_done
 	[ -z "${IDO:-}" ] || echo "$IDO" >"$NSIM_BUS/del_device"
 	nsim_cleanup
 }
@@ -247,4 +249,328 @@ frags() {
 	run -0 send 0+3 unbind 3+3
 	[ "$output" = $'0+3 3\n3+3 EINVAL' ]
 	sink_is abc
+}
+
+# Streams of small and large sends over a path that delays, reorders,
+# drops and duplicates: TCP splits, merges and trims the skbs in its
+# queues, and their truesize must stay above the bytes they carry, or
+# the socket's send memory wraps (refcount_t saturated, the socket never
+# freed). Byte I of the stream is 'a' + I % 26.
+
+letters() { yes abcdefghijklmnopqrstuvwxyz | tr -d '\n' | head -c "$1"; }
+
+# stream_over NETEM BYTES CALL: BYTES sent in CALL-byte sends with Nagle
+# on, A's port shaped by netem NETEM; every byte arrives and the sender's
+# send memory is back to zero once all is acknowledged.
+stream_over() {
+	# shellcheck disable=SC2086 # NETEM is netem's words
+	tc -n "$NSA" qdisc add dev "$DEVA" root netem $1
+	sink_start
+	run -0 tx send --nagle --size 4M --dev "$IFA" "$IP4B" "$PORT" "stream=$2:$3" meminfo
+	[ "${lines[0]}" = "stream=$2:$3 $(numfmt --from=iec "$2")" ]
+	[ "${lines[1]}" = "meminfo wmem_alloc=0 wmem_queued=0" ]
+	wait "$SINK_PID"
+	cmp "$SINK_OUT" <(letters "$(numfmt --from=iec "$2")")
+}
+
+# The deterministic case: with an MSS of M, the first transmission takes
+# ten segments of a send that ends one byte into the next page; the
+# byte left over becomes an skb of its own, charged for one byte. The
+# next send fills the rest of that page, before any acknowledgement (a
+# 200 ms delay): it merges into that skb's frag. Once acknowledged, the
+# congestion window sends the 4096 bytes in parts: the first split moves
+# more truesize than the skb was charged.
+split_after_merge() {
+	local mss=$1 q=$(($1 * 10))
+	tc -n "$NSA" qdisc add dev "$DEVA" root netem delay 200ms
+	sink_start
+	run -0 tx send --nagle --mss "$mss" --dev "$IFA" "$IP4B" "$PORT" \
+		"$((4096 - q))+$((q + 1)),nowait" "4097+4095,nowait" meminfo
+	[ "${lines[2]}" = "meminfo wmem_alloc=0 wmem_queued=0" ]
+	wait "$SINK_PID"
+	cmp "$SINK_OUT" <(letters 8192 | tail -c $((q + 4096)))
+}
+
+@test "a merged send split by the congestion window (MSS 88): the send memory back to zero, every byte" {
+	split_after_merge 88
+}
+
+@test "a merged send split by the congestion window (MSS 200): the send memory back to zero, every byte" {
+	split_after_merge 200
+}
+
+@test "1000-byte sends with Nagle over delay, jitter and 5% loss: every byte, the send memory back to zero" {
+	stream_over "delay 5ms 2ms loss 5%" 4M 1000
+}
+
+@test "64 KiB sends over delay, jitter, 20% duplicates and 2% loss: every byte, the send memory back to zero" {
+	stream_over "delay 10ms 3ms duplicate 20% loss 2%" 4M 64K
+}
+
+# Who may send from a binding: its owner's network namespace, and the
+# uid that bound it or CAP_NET_ADMIN there. Unprivileged uids get
+# /dev/udmabuf for the test (bind-tx needs no capability).
+
+# hold_tx [--in NS IFINDEX] AS...: devmem-tx bind-tx through A's port
+# (IFINDEX in NS), run as AS (a setpriv, or nothing for root), holding
+# its binding until HOLD_IN is closed; HELD_ID its id.
+hold_tx() {
+	local out=$BATS_TEST_TMPDIR/hold.out ns=$NSA ifindex=$IFA
+	if [ "$1" = --in ]; then
+		ns=$2 ifindex=$3
+		shift 3
+	fi
+	mkfifo "$BATS_TEST_TMPDIR/hold.in"
+	in_ns "$ns" "$@" "$BIN/devmem-tx" bind-tx "$ifindex" --hold \
+		<"$BATS_TEST_TMPDIR/hold.in" >"$out" 3>&- &
+	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
+	wait_until 20 grep -q '^bind-tx id=' "$out"
+	HELD_ID=$(sed -n 's/^bind-tx id=//p' "$out")
+}
+
+as_uid() { echo setpriv --reuid "$1" --regid "$1" --clear-groups --inh-caps=-all; }
+
+udmabuf_for_all() {
+	UDMABUF_MODE=$(stat -c %a /dev/udmabuf)
+	chmod 666 /dev/udmabuf
+}
+
+teardown_owner() {
+	[ -z "${HOLD_IN:-}" ] || exec {HOLD_IN}>&-
+	HOLD_IN=
+	[ -z "${PER_USER_OLD:-}" ] || sysctl -qw net.core.devmem_tx_bindings_per_user="$PER_USER_OLD"
+	PER_USER_OLD=
+	[ -z "${UDMABUF_MODE:-}" ] || chmod "$UDMABUF_MODE" /dev/udmabuf
+	UDMABUF_MODE=
+}
+
+@test "send naming another uid's tx binding: EPERM, nothing of it sent; the socket sends on" {
+	udmabuf_for_all
+	# shellcheck disable=SC2046 # setpriv's words
+	hold_tx $(as_uid 1000)
+	sink_start
+	# shellcheck disable=SC2046
+	run -0 in_ns "$NSA" $(as_uid 1001) "$BIN/devmem-tx" send --dev "$IFA" "$IP4B" "$PORT" \
+		0+3 "0+5,id=$HELD_ID" 3+3
+	teardown_owner
+	[ "${lines[0]}" = "0+3 3" ]
+	[ "${lines[1]}" = "0+5,id=$HELD_ID EPERM" ]
+	[ "${lines[2]}" = "3+3 3" ]
+	sink_is abcdef
+}
+
+@test "send naming root's tx binding without CAP_NET_ADMIN: EPERM" {
+	udmabuf_for_all
+	hold_tx
+	sink_start
+	# shellcheck disable=SC2046
+	run -0 in_ns "$NSA" $(as_uid 1001) "$BIN/devmem-tx" send --dev "$IFA" "$IP4B" "$PORT" \
+		0+3 "0+5,id=$HELD_ID" 3+3
+	teardown_owner
+	[ "${lines[1]}" = "0+5,id=$HELD_ID EPERM" ]
+	sink_is abcdef
+}
+
+@test "send naming another uid's tx binding with CAP_NET_ADMIN over the namespace: allowed" {
+	udmabuf_for_all
+	# shellcheck disable=SC2046
+	hold_tx $(as_uid 1000)
+	sink_start
+	run -0 tx send --dev "$IFA" "$IP4B" "$PORT" 0+3 "0+5,id=$HELD_ID" 3+3
+	teardown_owner
+	[ "${lines[1]}" = "0+5,id=$HELD_ID 5" ]
+	sink_is abcabcdedef
+}
+
+@test "send naming the same uid's tx binding from another network namespace: EPERM" {
+	# a binding made in B's namespace, through B's port, by root
+	hold_tx --in "$NSB" "$IFB"
+	sink_start
+	run -0 send 0+3 "0+5,id=$HELD_ID" 3+3
+	teardown_owner
+	[ "${lines[1]}" = "0+5,id=$HELD_ID EPERM" ]
+	sink_is abcdef
+}
+
+# The socket's cached route reset between sends: the next devmem send
+# builds it again, as mainline (6.18) does.
+@test "send after IP_TOS, SO_MARK and SO_DONTROUTE reset the route: every send goes" {
+	sink_start
+	run -0 send 0+3 tos=16 3+3 mark=7 6+3 dontroute=1 9+3 dontroute=0 12+3
+	[ "$output" = $'0+3 3\n3+3 3\n6+3 3\n9+3 3\n12+3 3' ]
+	sink_is abcdefghijklmno
+}
+
+@test "send after IPV6_TCLASS reset the route (IPv6): the send goes" {
+	sink_start ",pf=ip6"
+	run -0 tx send -6 --dev "$IFA" "$IP6B" "$PORT" 0+3 tos=32 3+3
+	[ "$output" = $'0+3 3\n3+3 3' ]
+	sink_is abcdef
+}
+
+# Sockets whose sends copy from user memory or sign the payload.
+@test "send on a TCP_FASTOPEN_CONNECT socket before it connected: EINVAL" {
+	# Fast Open without a cookie: connect() waits for the first send
+	in_ns "$NSA" sysctl -qw net.ipv4.tcp_fastopen=5
+	run -0 tx send --tfo --dev "$IFA" "$IP4B" "$PORT" 0+3
+	[ "$output" = "0+3 EINVAL" ]
+}
+
+@test "send with MSG_FASTOPEN: EINVAL" {
+	run -0 tx send --unconnected --dev "$IFA" "$IP4B" "$PORT" 0+3,fastopen
+	[ "$output" = "0+3,fastopen EINVAL" ]
+}
+
+@test "send in TCP repair mode: EINVAL; out of it, the socket sends on" {
+	sink_start
+	run -0 send 0+3 repair=1 0+5 repair=0 3+3
+	[ "$output" = $'0+3 3\n0+5 EINVAL\n3+3 3' ]
+	sink_is abcdef
+}
+
+@test "send on a socket with a TCP-MD5 key: EINVAL" {
+	sink_start
+	run -0 send 0+3 md5 0+5
+	[ "$output" = $'0+3 3\n0+5 EINVAL' ]
+	# the sink has no key: it drops the signed FIN
+	kill "$SINK_PID"
+	wait "$SINK_PID" || true
+	run -0 cat "$SINK_OUT"
+	[ "$output" = abc ]
+}
+
+@test "send whose empty first iovec lies beyond the dma-buf: EFAULT, as mainline's; one within it is stepped over" {
+	sink_start
+	run -0 send 0+3 "1099511627776+0/3+5" "5+0/3+3"
+	[ "$output" = $'0+3 3\n1099511627776+0/3+5 EFAULT\n5+0/3+3 3' ]
+	sink_is abcdef
+}
+
+# Transmit timestamps of a send from device memory come without the
+# packet (which nobody may read), as with SOF_TIMESTAMPING_OPT_TSONLY.
+@test "transmit timestamps of a devmem send arrive without payload, keyed by OPT_ID" {
+	sink_start
+	run -0 send 0+3 tstamp 3+5 tstamps
+	[ "${lines[1]}" = "3+5 5" ]
+	[ "${lines[2]}" = "tstamp sched key=4 payload=0" ]
+	[ "${lines[3]}" = "tstamp ack key=4 payload=0" ]
+	[ "${#lines[@]}" -eq 4 ]
+	sink_is abcdefgh
+}
+
+@test "send through a device with transmit checksumming off: EINVAL (nothing else could sum the payload)" {
+	ip netns exec "$NSA" ethtool -K "$DEVA" tx off
+	sink_start
+	run -0 send 0+5
+	[ "$output" = "0+5 EINVAL" ]
+	sink_is ""
+}
+
+# What one user's tx bindings may cost the host: their memory is charged
+# to the caller's memory cgroup, and each uid may hold
+# net.core.devmem_tx_bindings_per_user of them at once.
+
+CG=
+cgroup_new() {
+	local root=$BATS_TEST_TMPDIR/cgroup2
+	mkdir -p "$root"
+	mount -t cgroup2 none "$root"
+	echo +memory >"$root/cgroup.subtree_control"
+	CG=$root/devmemtx
+	mkdir "$CG"
+}
+cgroup_done() {
+	[ -n "$CG" ] || return 0
+	rmdir "$CG" 2>/dev/null || true
+	umount "$(dirname "$CG")"
+	CG=
+}
+
+@test "bind-tx charges the binding to the caller's memory cgroup" {
+	cgroup_new
+	local before after
+	before=$(cat "$CG/memory.current")
+	mkfifo "$BATS_TEST_TMPDIR/hold.in"
+	# 64 MiB: 16384 buffers, 768 KiB of net_iovs per binding
+	in_ns "$NSA" "$BIN/devmem-tx" bind-tx "$IFA" --size 64M --cgroup "$CG" \
+		--repeat 4 --hold <"$BATS_TEST_TMPDIR/hold.in" >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
+	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
+	wait_until 60 eval '[ "$(grep -c "^bind-tx id=" "$BATS_TEST_TMPDIR/hold.out")" -eq 4 ]'
+	after=$(cat "$CG/memory.current")
+	echo "memory.current $before -> $after"
+	[ $((after - before)) -ge $((4 * 786432)) ]
+	teardown_owner
+	wait
+	cgroup_done
+}
+
+@test "bind-tx at the caller's memory cgroup's limit: ENOMEM, no OOM kill" {
+	cgroup_new
+	echo 8M >"$CG/memory.max"
+	run -1 in_ns "$NSA" "$BIN/devmem-tx" bind-tx "$IFA" --size 64M --cgroup "$CG" --repeat 64
+	echo "$output"
+	[ "${lines[-1]}" = ENOMEM ]
+	[ "${#lines[@]}" -lt 64 ]
+	grep -x "oom_kill 0" "$CG/memory.events"
+	[ "$(awk '$1 == "max" { print $2 }' "$CG/memory.events")" -gt 0 ]
+}
+
+# per_user N: net.core.devmem_tx_bindings_per_user N until the test ends.
+per_user() {
+	PER_USER_OLD=${PER_USER_OLD:-$(sysctl -n net.core.devmem_tx_bindings_per_user)}
+	sysctl -qw net.core.devmem_tx_bindings_per_user="$1"
+}
+
+@test "bind-tx beyond net.core.devmem_tx_bindings_per_user: ENOSPC naming it; other uids bind; a freed binding makes room" {
+	[ "$(sysctl -n net.core.devmem_tx_bindings_per_user)" -eq 1024 ]
+	udmabuf_for_all
+	per_user 3
+	# uid 1000 holds 3
+	mkfifo "$BATS_TEST_TMPDIR/hold.in"
+	# shellcheck disable=SC2046
+	in_ns "$NSA" $(as_uid 1000) "$BIN/devmem-tx" bind-tx "$IFA" --repeat 3 --hold \
+		<"$BATS_TEST_TMPDIR/hold.in" >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
+	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
+	wait_until 20 eval '[ "$(grep -c "^bind-tx id=" "$BATS_TEST_TMPDIR/hold.out")" -eq 3 ]'
+	# shellcheck disable=SC2046
+	run -1 in_ns "$NSA" $(as_uid 1000) "$BIN/devmem-tx" bind-tx "$IFA"
+	[ "$output" = "ENOSPC: uid 1000 has 3 tx bindings, the limit (net.core.devmem_tx_bindings_per_user)" ]
+	# shellcheck disable=SC2046
+	run -0 in_ns "$NSA" $(as_uid 1001) "$BIN/devmem-tx" bind-tx "$IFA" --repeat 3
+	# the bindings go once their netlink socket is closed and their
+	# last reference dropped (asynchronously): then there is room
+	exec {HOLD_IN}>&-
+	HOLD_IN=
+	wait
+	# shellcheck disable=SC2046
+	wait_until 10 in_ns "$NSA" $(as_uid 1000) "$BIN/devmem-tx" bind-tx "$IFA" --repeat 3
+}
+
+@test "closing generic netlink sockets costs the same with 2000 tx bindings held" {
+	# py_close N: open, bind and close N generic netlink sockets; seconds
+	py_close() {
+		python3 - "$1" <<-'EOF_PY'
+			import socket, sys, time
+			t = time.monotonic()
+			for _ in range(int(sys.argv[1])):
+			    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)
+			    s.bind((0, 0))
+			    s.close()
+			print(f"{time.monotonic() - t:.3f}")
+		EOF_PY
+	}
+	local base held
+	base=$(py_close 2000)
+	per_user 2000
+	ulimit -n 4096
+	mkfifo "$BATS_TEST_TMPDIR/hold.in"
+	in_ns "$NSA" "$BIN/devmem-tx" bind-tx "$IFA" --size 4K --repeat 2000 --hold \
+		<"$BATS_TEST_TMPDIR/hold.in" >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
+	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
+	wait_until 120 eval '[ "$(grep -c "^bind-tx id=" "$BATS_TEST_TMPDIR/hold.out")" -eq 2000 ]'
+	held=$(py_close 2000)
+	teardown_owner
+	wait
+	echo "2000 closes: ${base} s without bindings, ${held} s with 2000 held"
+	python3 -c "import sys; sys.exit(0 if float('$held') < 2 * float('$base') + 0.5 else 1)"
 }

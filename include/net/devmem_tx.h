@@ -10,6 +10,7 @@
 #define _NET_DEVMEM_TX_H
 
 #include <linux/err.h>
+#include <linux/skbuff.h>
 #include <linux/types.h>
 
 struct iov_iter;
@@ -18,14 +19,30 @@ struct net_devmem_dmabuf_binding;
 struct sk_buff;
 struct sock;
 
+/* May a send append to @skb, the tail of the write queue? Host memory
+ * and device memory (a send from tx @binding) never share an skb: an skb
+ * is readable or not as a whole.
+ */
+static inline bool
+tcp_devmem_can_append(const struct sk_buff *skb,
+		      const struct net_devmem_dmabuf_binding *binding)
+{
+	return !skb_shinfo(skb)->nr_frags || skb_frags_readable(skb) == !binding;
+}
+
 #if IS_ENABLED(CONFIG_NET_DEVMEM)
 
-/* The tx binding @id for a send on @sk, with a reference
- * (net_devmem_tx_put()); under the socket lock. ERR_PTR(-EINVAL): no
- * such binding, or an rx one; ERR_PTR(-ENODEV): @sk's route does not
- * leave through the binding's device.
+/* The tx binding @id for a send with msg @flags on TCP socket @sk, with a
+ * reference (net_devmem_tx_put()); under the socket lock. Errors:
+ * ERR_PTR(-EINVAL): no such binding, or an rx one; a Fast Open, repair
+ * or MD5 socket; a route whose device cannot sum the payload.
+ * ERR_PTR(-EPERM): the caller does not own the binding.
+ * ERR_PTR(-EHOSTUNREACH): the socket's route cannot be built again.
+ * ERR_PTR(-ENODEV): @sk's route does not leave through the binding's
+ * device.
  */
-struct net_devmem_dmabuf_binding *net_devmem_tx_get(struct sock *sk, u32 id);
+struct net_devmem_dmabuf_binding *net_devmem_tx_get(struct sock *sk, u32 id,
+						    int flags);
 void net_devmem_tx_put(struct net_devmem_dmabuf_binding *binding);
 
 /* Append up to @length bytes of @from (iovecs of dma-buf offsets) to
@@ -44,7 +61,7 @@ bool net_devmem_tx_ok(const struct sk_buff *skb,
 #else
 
 static inline struct net_devmem_dmabuf_binding *
-net_devmem_tx_get(struct sock *sk, u32 id)
+net_devmem_tx_get(struct sock *sk, u32 id, int flags)
 {
 	return ERR_PTR(-EOPNOTSUPP);
 }

@@ -13,7 +13,6 @@
 #include <linux/types.h>
 
 struct msghdr;
-struct net_devmem_dmabuf_binding;
 struct net_iov;
 struct sock;
 
@@ -24,6 +23,7 @@ void tcp_devmem_release(struct sock *sk);
 /**
  * struct tcp_devmem_rx - what one recvmsg call has reported so far
  * @niov: the buffer its last SO_DEVMEM_DMABUF cmsg names, or NULL
+ * @token: that cmsg's token, which must still lend @niov to extend it
  * @end: where in the dma-buf that cmsg's bytes end
  * @size: its frag_size
  * @size_at: its frag_size in the user's control buffer
@@ -34,6 +34,7 @@ void tcp_devmem_release(struct sock *sk);
  */
 struct tcp_devmem_rx {
 	struct net_iov *niov;
+	u32 token;
 	unsigned long end;
 	u32 size;
 	u32 __user *size_at;
@@ -52,16 +53,5 @@ int tcp_recvmsg_devmem(struct sock *sk, const struct sk_buff *skb,
 /* SO_DEVMEM_DONTNEED, under the socket lock: returns how many were freed. */
 int sock_devmem_dontneed(struct sock *sk, sockptr_t optval,
 			 unsigned int optlen);
-
-/* May a send append to @skb, the tail of the write queue? Host memory
- * and device memory (a send from tx @binding) never share an skb: an skb
- * is readable or not as a whole.
- */
-static inline bool
-tcp_devmem_can_append(const struct sk_buff *skb,
-		      const struct net_devmem_dmabuf_binding *binding)
-{
-	return !skb_shinfo(skb)->nr_frags || skb_frags_readable(skb) == !binding;
-}
 
 #endif /* _NET_TCP_DEVMEM_H */

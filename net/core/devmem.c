@@ -26,6 +26,7 @@
  * list has its own lock since buffers come back from any context; the
  * list of tx bindings has its own, since they are freed from a work item.
  */
+#include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/ethtool.h>
 #include <linux/ethtool_netlink.h>
@@ -33,8 +34,10 @@
 #include <linux/netlink.h>
 #include <linux/notifier.h>
 #include <linux/rtnetlink.h>
+#include <linux/hash.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
@@ -59,6 +62,11 @@ NET_IOV_ASSERT_OFFSET(dma_addr, dma_addr);
 NET_IOV_ASSERT_OFFSET(pp_frag_count, pp_ref_count);
 static_assert(sizeof(struct net_iov) <= 48);
 
+/* A binding's memory is the caller's: charged to its memory cgroup, and
+ * a limit there fails the bind (ENOMEM) rather than wake the OOM killer.
+ */
+#define NET_DEVMEM_GFP	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL)
+
 /* Published bindings by id: the owner's and queue-get's view. */
 static DEFINE_XARRAY_FLAGS(net_devmem_bindings, XA_FLAGS_ALLOC1);
 static u32 net_devmem_next_id;
@@ -70,10 +78,63 @@ static atomic_t net_devmem_published = ATOMIC_INIT(0);
 static LIST_HEAD(net_devmem_tx_bindings);
 static DEFINE_SPINLOCK(net_devmem_tx_lock);
 
+/* Published bindings by their owner's (namespace, port id): a closing
+ * netlink socket looks at its own bucket only. Changed under rtnl and
+ * the lock; read under either.
+ */
+#define NET_DEVMEM_OWNER_BITS	8
+static struct hlist_head net_devmem_owners[1 << NET_DEVMEM_OWNER_BITS];
+static DEFINE_SPINLOCK(net_devmem_owner_lock);
+
+/* Tx bindings need no capability: each uid may have this many alive
+ * (bound, or still carrying sends) at once; net.core.devmem_tx_bindings_per_user.
+ */
+static int net_devmem_tx_per_user __read_mostly = 1024;
+/* uid (in the initial user namespace) -> its tx bindings, as xa values */
+static DEFINE_XARRAY(net_devmem_tx_users);
+static DEFINE_MUTEX(net_devmem_tx_users_lock);
+
 static enum dma_data_direction
 net_devmem_dir(const struct net_devmem_dmabuf_binding *binding)
 {
 	return binding->area.tx ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
+/* Count one more tx binding for @uid, within the per-user limit. */
+static int net_devmem_tx_user_charge(kuid_t uid, struct netlink_ext_ack *extack)
+{
+	unsigned long key = from_kuid(&init_user_ns, uid);
+	unsigned long n;
+	int err = 0;
+
+	mutex_lock(&net_devmem_tx_users_lock);
+	n = xa_to_value(xa_load(&net_devmem_tx_users, key) ?: xa_mk_value(0));
+	if (n >= READ_ONCE(net_devmem_tx_per_user)) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "uid %lu has %lu tx bindings, the limit (net.core.devmem_tx_bindings_per_user)",
+				   key, n);
+		err = -ENOSPC;
+	} else {
+		err = xa_err(xa_store(&net_devmem_tx_users, key,
+				      xa_mk_value(n + 1), GFP_KERNEL));
+	}
+	mutex_unlock(&net_devmem_tx_users_lock);
+	return err;
+}
+
+static void net_devmem_tx_user_uncharge(kuid_t uid)
+{
+	unsigned long key = from_kuid(&init_user_ns, uid);
+	unsigned long n;
+
+	mutex_lock(&net_devmem_tx_users_lock);
+	n = xa_to_value(xa_load(&net_devmem_tx_users, key) ?: xa_mk_value(1));
+	if (n > 1)
+		xa_store(&net_devmem_tx_users, key, xa_mk_value(n - 1),
+			 GFP_KERNEL);
+	else
+		xa_erase(&net_devmem_tx_users, key);
+	mutex_unlock(&net_devmem_tx_users_lock);
 }
 
 static void net_devmem_free_work(struct work_struct *work)
@@ -85,6 +146,8 @@ static void net_devmem_free_work(struct work_struct *work)
 		spin_lock_bh(&net_devmem_tx_lock);
 		list_del(&binding->tx_node);
 		spin_unlock_bh(&net_devmem_tx_lock);
+		if (binding->user_charged)
+			net_devmem_tx_user_uncharge(binding->owner_uid);
 	}
 	if (binding->sgt)
 		dma_buf_unmap_attachment_unlocked(binding->attachment,
@@ -132,7 +195,13 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 	dma_addr_t addr;
 	unsigned int s;
 
-	niovs = kvmalloc_array(n, sizeof(*niovs), GFP_KERNEL);
+	if (!n) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "dma-buf of %zu bytes is smaller than one %zu-byte buffer",
+				   binding->dmabuf->size, size);
+		return -EINVAL;
+	}
+	niovs = kvmalloc_array(n, sizeof(*niovs), NET_DEVMEM_GFP);
 	if (!niovs)
 		return -ENOMEM;
 	binding->area.niovs = niovs;
@@ -153,7 +222,11 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 			niov = &niovs[i];
 			niov->__unused_flags = 0;
 			niov->pp_magic = 0;
-			niov->pp = (void *)(i + 1 < n ? niov + 1 : NULL);
+			/* an rx buffer's pp links the free list until a
+			 * pool takes it; a tx buffer never has one
+			 */
+			niov->pp = (void *)(i + 1 < n && !binding->area.tx ?
+					    niov + 1 : NULL);
 			niov->owner = &binding->area;
 			niov->dma_addr = addr + k * size;
 			atomic_long_set(&niov->pp_ref_count, 0);
@@ -165,7 +238,7 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 			       "dma-buf mapping does not cover the dma-buf");
 		return -EINVAL;
 	}
-	binding->free_list = niovs;
+	binding->free_list = binding->area.tx ? NULL : niovs;
 	return 0;
 }
 
@@ -195,7 +268,7 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 		return ERR_PTR(-EINVAL);
 	}
 
-	binding = kzalloc(sizeof(*binding), GFP_KERNEL);
+	binding = kzalloc(sizeof(*binding), NET_DEVMEM_GFP);
 	if (!binding) {
 		dma_buf_put(dmabuf);
 		return ERR_PTR(-ENOMEM);
@@ -204,6 +277,7 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 	binding->dma_dev = get_device(dma_dev);
 	binding->dev = dev;
 	binding->area.tx = dir == DMA_TO_DEVICE;
+	binding->owner_uid = current_euid();
 	xa_init(&binding->bound_rxqs);
 	refcount_set(&binding->ref, 1);
 	spin_lock_init(&binding->free_lock);
@@ -213,6 +287,10 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 		spin_lock_bh(&net_devmem_tx_lock);
 		list_add(&binding->tx_node, &net_devmem_tx_bindings);
 		spin_unlock_bh(&net_devmem_tx_lock);
+		err = net_devmem_tx_user_charge(binding->owner_uid, extack);
+		if (err)
+			goto err_put;
+		binding->user_charged = true;
 	}
 
 	binding->attachment = dma_buf_attach(dmabuf, dma_dev);
@@ -251,9 +329,20 @@ static int net_devmem_check_hds(struct net_device *dev,
 	const struct ethtool_ops *ops = dev->ethtool_ops;
 	struct kernel_ethtool_ringparam kring = {};
 	struct ethtool_ringparam ring = {};
+	int err;
 
-	if (ops && ops->get_ringparam)
+	if (ops && ops->get_ringparam) {
+		/* as ethtool calls it: between the driver's begin and complete */
+		err = ops->begin ? ops->begin(dev) : 0;
+		if (err) {
+			NL_SET_ERR_MSG(extack,
+				       "cannot read the device's ring parameters");
+			return err;
+		}
 		ops->get_ringparam(dev, &ring, &kring, NULL);
+		if (ops->complete)
+			ops->complete(dev);
+	}
 	if (kring.tcp_data_split != ETHTOOL_TCP_DATA_SPLIT_ENABLED) {
 		NL_SET_ERR_MSG(extack,
 			       "header split (tcp-data-split) is off on the device");
@@ -342,6 +431,13 @@ int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 	return 0;
 }
 
+static struct hlist_head *net_devmem_owner_bucket(const struct net *net,
+						  u32 portid)
+{
+	return &net_devmem_owners[hash_64(net->net_cookie ^ portid,
+					  NET_DEVMEM_OWNER_BITS)];
+}
+
 int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
 		       struct sock *owner, u32 portid)
 {
@@ -351,6 +447,11 @@ int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
 	sock_hold(owner);
 	binding->owner = owner;
 	binding->owner_portid = portid;
+	binding->owner_netns = sock_net(owner)->net_cookie;
+	spin_lock(&net_devmem_owner_lock);
+	hlist_add_head(&binding->owner_node,
+		       net_devmem_owner_bucket(sock_net(owner), portid));
+	spin_unlock(&net_devmem_owner_lock);
 	atomic_inc(&net_devmem_published);
 	return 0;
 }
@@ -395,6 +496,9 @@ void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 	}
 	if (binding->id) {
 		xa_erase(&net_devmem_bindings, binding->id);
+		spin_lock(&net_devmem_owner_lock);
+		hlist_del(&binding->owner_node);
+		spin_unlock(&net_devmem_owner_lock);
 		atomic_dec(&net_devmem_published);
 		sock_put(binding->owner);
 		binding->owner = NULL;
@@ -585,18 +689,41 @@ static bool net_devmem_owner_released(const struct net_devmem_dmabuf_binding *bi
 	       sock_flag(binding->owner, SOCK_DEAD);
 }
 
+/* Does the released socket own a binding in @head? */
+static bool net_devmem_owns_any(struct hlist_head *head,
+				const struct netlink_notify *n)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	bool found = false;
+
+	spin_lock(&net_devmem_owner_lock);
+	hlist_for_each_entry(binding, head, owner_node) {
+		if (net_devmem_owner_released(binding, n)) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock(&net_devmem_owner_lock);
+	return found;
+}
+
 static int net_devmem_netlink_event(struct notifier_block *nb,
 				    unsigned long event, void *ptr)
 {
 	struct net_devmem_dmabuf_binding *binding;
 	struct netlink_notify *n = ptr;
-	unsigned long id;
+	struct hlist_node *next;
+	struct hlist_head *head;
 
 	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC ||
 	    !atomic_read(&net_devmem_published))
 		return NOTIFY_DONE;
+	/* Most closing sockets own nothing: they take no rtnl. */
+	head = net_devmem_owner_bucket(n->net, n->portid);
+	if (!net_devmem_owns_any(head, n))
+		return NOTIFY_DONE;
 	rtnl_lock();
-	xa_for_each(&net_devmem_bindings, id, binding) {
+	hlist_for_each_entry_safe(binding, next, head, owner_node) {
 		if (net_devmem_owner_released(binding, n))
 			net_devmem_unbind_dmabuf(binding);
 	}
@@ -642,10 +769,24 @@ static struct notifier_block net_devmem_netdevice_nb = {
 	.notifier_call = net_devmem_netdevice_event,
 };
 
+static struct ctl_table net_devmem_sysctl[] = {
+	{
+		.procname	= "devmem_tx_bindings_per_user",
+		.data		= &net_devmem_tx_per_user,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+	},
+	{ }
+};
+
 static int __init net_devmem_init(void)
 {
 	int err;
 
+	if (!register_net_sysctl(&init_net, "net/core", net_devmem_sysctl))
+		return -ENOMEM;
 	err = netlink_register_notifier(&net_devmem_netlink_nb);
 	if (err)
 		return err;

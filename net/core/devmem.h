@@ -15,6 +15,7 @@
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/netmem.h>
@@ -44,6 +45,12 @@ struct sock;
  * @id: 0 until published
  * @owner: the netlink socket that made it, held; NULL until published
  * @owner_portid: narrows the release walk
+ * @owner_netns: cookie of the network namespace it was bound in
+ * @owner_uid: effective uid of the process that bound it; with
+ *	@owner_netns, who may send from a tx binding
+ * @owner_node: in the bucket of its owner's (namespace, port id), while
+ *	published
+ * @user_charged: counted against @owner_uid's tx bindings
  * @ref: the owner's, each page pool's (rx) and each skb frag's (tx)
  * @free_lock: protects @free_list
  * @free_list: free rx buffers, linked through net_iov::pp
@@ -62,6 +69,10 @@ struct net_devmem_dmabuf_binding {
 	u32 id;
 	struct sock *owner;
 	u32 owner_portid;
+	u64 owner_netns;
+	kuid_t owner_uid;
+	struct hlist_node owner_node;
+	bool user_charged;
 	refcount_t ref;
 
 	spinlock_t free_lock;		/* protects free_list */
@@ -102,6 +113,7 @@ int net_devmem_bind_dmabuf_to_queue(struct net_devmem_dmabuf_binding *binding,
 
 /* Give the binding its id and its owner, netlink socket @owner (port id
  * @portid), which the binding holds: it lives until that socket closes.
+ * The binding also records the owner's network namespace.
  */
 int net_devmem_publish(struct net_devmem_dmabuf_binding *binding,
 		       struct sock *owner, u32 portid);

@@ -3,7 +3,8 @@
  * Sending from device memory: the socket side and the transmit check.
  *
  * A send names a tx binding (bind-tx) by id. The binding is looked up per
- * sendmsg, and refused unless the socket's route leaves through the
+ * sendmsg, and refused unless the sender owns it (its namespace and uid,
+ * or CAP_NET_ADMIN there) and the socket's route leaves through the
  * binding's device: its DMA addresses mean something to that device only.
  * The iovecs are offsets into the dma-buf; each range becomes frags that
  * name the binding's net_iovs, each frag holding the binding, so the
@@ -14,33 +15,110 @@
  * validate_xmit_skb() lets it out only through the binding's own device,
  * which must have said it can read net_iovs (dev->netmem_tx).
  */
+#include <linux/cred.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/tcp.h>
 #include <linux/uio.h>
 #include <net/devmem_tx.h>
 #include <net/dst.h>
+#include <net/inet_connection_sock.h>
+#include <net/ipv6.h>
 #include <net/sock.h>
+#include <net/tcp_states.h>
 
 #include "devmem.h"
 
-struct net_devmem_dmabuf_binding *net_devmem_tx_get(struct sock *sk, u32 id)
+/* Only its owner sends from a binding: a socket in the network namespace
+ * it was bound in, on behalf of the same effective uid, or of a process
+ * with CAP_NET_ADMIN over that namespace. Binding ids are small global
+ * numbers; the dma-buf behind one may be another tenant's memory.
+ */
+static bool net_devmem_may_send(const struct net_devmem_dmabuf_binding *binding,
+				const struct sock *sk)
+{
+	struct net *net = sock_net(sk);
+
+	if (net->net_cookie != binding->owner_netns)
+		return false;
+	return uid_eq(current_euid(), binding->owner_uid) ||
+	       ns_capable_noaudit(net->user_ns, CAP_NET_ADMIN);
+}
+
+/* TCP states in which a send does not go through the write queue's
+ * frags, or cannot go out unread: data in a Fast Open SYN and repair's
+ * queues are copied from user memory, and an MD5 signature covers the
+ * payload.
+ */
+static bool net_devmem_tcp_refuses(const struct sock *sk, int flags)
+{
+	if ((flags & MSG_FASTOPEN) || inet_sk(sk)->defer_connect ||
+	    tcp_sk(sk)->repair)
+		return true;
+#ifdef CONFIG_TCP_MD5SIG
+	if (rcu_access_pointer(tcp_sk(sk)->md5sig_info))
+		return true;
+#endif
+	return false;
+}
+
+/* The device's DMA addresses are the only ones the binding has; the
+ * device must also sum the payload, which nothing else may read.
+ */
+static bool net_devmem_dev_can_csum(const struct sock *sk,
+				    const struct net_device *dev)
+{
+	__be16 proto = htons(ETH_P_IP);
+
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr))
+		proto = htons(ETH_P_IPV6);
+#endif
+	return can_checksum_protocol(dev->features, proto);
+}
+
+struct net_devmem_dmabuf_binding *net_devmem_tx_get(struct sock *sk, u32 id,
+						    int flags)
 {
 	struct net_devmem_dmabuf_binding *binding;
 	struct dst_entry *dst;
+	int err = -EINVAL;
 
 	binding = net_devmem_lookup(id);
 	if (!binding)
 		return ERR_PTR(-EINVAL);
-	if (!binding->area.tx) {
-		net_devmem_binding_put(binding);
-		return ERR_PTR(-EINVAL);
+	if (!binding->area.tx)
+		goto err_put;
+	if (!net_devmem_may_send(binding, sk)) {
+		err = -EPERM;
+		goto err_put;
 	}
+	if (net_devmem_tcp_refuses(sk, flags))
+		goto err_put;
+
+	/* Anything may have reset the cached route (IP_TOS, SO_MARK, an
+	 * RTO's negative advice): a connected socket builds it again.
+	 */
 	dst = __sk_dst_get(sk);
-	if (!dst || !dst->dev || dst->dev != READ_ONCE(binding->dev)) {
-		net_devmem_binding_put(binding);
-		return ERR_PTR(-ENODEV);
+	if (!dst && (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) {
+		if (inet_csk(sk)->icsk_af_ops->rebuild_header(sk)) {
+			err = -EHOSTUNREACH;
+			goto err_put;
+		}
+		dst = __sk_dst_get(sk);
 	}
+	if (!dst || !dst->dev || dst->dev != READ_ONCE(binding->dev)) {
+		err = -ENODEV;
+		goto err_put;
+	}
+	if (!net_devmem_dev_can_csum(sk, dst->dev))
+		goto err_put;
 	return binding;
+
+err_put:
+	net_devmem_binding_put(binding);
+	return ERR_PTR(err);
 }
 
 void net_devmem_tx_put(struct net_devmem_dmabuf_binding *binding)
@@ -48,24 +126,30 @@ void net_devmem_tx_put(struct net_devmem_dmabuf_binding *binding)
 	net_devmem_binding_put(binding);
 }
 
-/* The user address and length of @from's current segment: for us, an
- * offset into the dma-buf. Empty iovecs are stepped over.
+/* The user address and length of @from's current segment, an offset
+ * into the dma-buf, reading @from without changing it. Empty iovecs
+ * are stepped over, but, as on mainline, one whose offset lies beyond
+ * @size is refused (-EFAULT). 0 when nothing is left.
  */
-static size_t net_devmem_iter_seg(struct iov_iter *from, unsigned long *addr)
+static long net_devmem_iter_seg(const struct iov_iter *from, size_t size,
+				unsigned long *addr)
 {
+	const struct iovec *iov = from->iov;
+	unsigned long nr = from->nr_segs;
+	size_t skip = from->iov_offset;
+
 	if (iter_is_ubuf(from)) {
-		*addr = (unsigned long)from->ubuf + from->iov_offset;
+		*addr = (unsigned long)from->ubuf + skip;
 		return from->count;
 	}
-	while (from->nr_segs && from->iov->iov_len == from->iov_offset) {
-		from->iov++;
-		from->nr_segs--;
-		from->iov_offset = 0;
+	for (; nr; iov++, nr--, skip = 0) {
+		*addr = (unsigned long)iov->iov_base + skip;
+		if (iov->iov_len > skip)
+			return min(iov->iov_len - skip, from->count);
+		if (*addr >= size)
+			return -EFAULT;
 	}
-	if (!from->nr_segs)
-		return 0;
-	*addr = (unsigned long)from->iov->iov_base + from->iov_offset;
-	return min(from->iov->iov_len - from->iov_offset, from->count);
+	return 0;
 }
 
 int net_devmem_fill_skb(struct sock *sk, struct sk_buff *skb,
@@ -78,17 +162,18 @@ int net_devmem_fill_skb(struct sock *sk, struct sk_buff *skb,
 	unsigned long addr, off;
 	struct net_iov *niov;
 	skb_frag_t *last;
-	size_t seg, n;
+	long seg;
+	size_t n;
 	int i, err = 0;
 
 	if (!iter_is_iovec(from) && !iter_is_ubuf(from))
 		return -EFAULT;
 
 	while (length && iov_iter_count(from)) {
-		seg = net_devmem_iter_seg(from, &addr);
+		seg = net_devmem_iter_seg(from, dmabuf_size, &addr);
 		if (!seg)
 			break;
-		if (addr >= dmabuf_size) {
+		if (seg < 0 || addr >= dmabuf_size) {
 			/* A full skb is kept, as mainline does: the range is
 			 * refused in the next one.
 			 */
@@ -99,16 +184,19 @@ int net_devmem_fill_skb(struct sock *sk, struct sk_buff *skb,
 		}
 		niov = &binding->area.niovs[addr >> PAGE_SHIFT];
 		off = offset_in_page(addr);
-		n = min3(seg, length, PAGE_SIZE - off);
+		n = min3((size_t)seg, length, PAGE_SIZE - off);
 
 		i = shinfo->nr_frags;
 		last = i ? &shinfo->frags[i - 1] : NULL;
 		if (last && skb_frag_net_iov(last) == niov &&
 		    skb_frag_off(last) + skb_frag_size(last) == off) {
-			/* the same buffer, contiguous: one frag */
+			/* The same buffer, contiguous: one frag. Its truesize
+			 * grows with it (skb_len_add()), as TCP moves truesize
+			 * by payload bytes when it splits an skb: a charge of
+			 * less than the payload would wrap on a later split.
+			 */
 			skb_frag_size_add(last, n);
 			skb_len_add(skb, n);
-			skb->truesize -= n;
 		} else {
 			if (i == MAX_SKB_FRAGS) {
 				err = -EMSGSIZE;

@@ -50,11 +50,12 @@
 #define TCP_DEVMEM_DONTNEED_BATCH	32
 #define TCP_DEVMEM_DONTNEED_STACK	8
 
-/* Slots of a new token table, and the most a table may grow to: its
- * array stays below kvmalloc()'s limit. Tokens are 1 to the size.
+/* Slots of a new token table, and the most a table may grow to: 8 MiB,
+ * allocated under the socket lock, for a million buffers held at once.
+ * Tokens are 1 to the size.
  */
 #define TCP_DEVMEM_TOKENS_MIN		256
-#define TCP_DEVMEM_TOKENS_MAX		BIT(27)
+#define TCP_DEVMEM_TOKENS_MAX		BIT(20)
 
 /**
  * struct tcp_devmem_tokens - a socket's token table
@@ -242,12 +243,19 @@ efault:
 
 /* Do @len bytes at @off in @niov continue the call's last cmsg? Then
  * that cmsg grows to take them in: they share its token. Only where the
- * cmsg can be rewritten: a native control buffer in user memory.
+ * cmsg can be rewritten: a native control buffer in user memory, and
+ * only while the token still lends @niov: recvmsg lets the socket lock
+ * go while it waits for data, and another thread may have given the
+ * token back meanwhile (the cmsg was already out).
  */
-static bool tcp_devmem_extend(struct tcp_devmem_rx *rx, struct net_iov *niov,
-			      unsigned long off, int len)
+static bool tcp_devmem_extend(struct sock *sk, struct tcp_devmem_rx *rx,
+			      struct net_iov *niov, unsigned long off, int len)
 {
+	const struct tcp_devmem_tokens *t = sk->sk_user_frags;
+
 	if (rx->niov != niov || rx->end != off)
+		return false;
+	if (t->slot[rx->token - 1] != (unsigned long)niov)
 		return false;
 	if (put_user(rx->size + len, rx->size_at))
 		return false;
@@ -275,7 +283,7 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 		return -EFAULT;
 	}
 	dc.frag_offset = net_iov_offset(niov) + skb_frag_off(frag) + off;
-	if (tcp_devmem_extend(rx, niov, dc.frag_offset, len))
+	if (tcp_devmem_extend(sk, rx, niov, dc.frag_offset, len))
 		return 0;
 	err = tcp_devmem_cmsg_room(msg);
 	if (err)
@@ -297,6 +305,7 @@ static int tcp_devmem_frag(struct sock *sk, struct msghdr *msg,
 	rx->niov = NULL;
 	if (msg->msg_control_is_user && !(flags & MSG_CMSG_COMPAT)) {
 		rx->niov = niov;
+		rx->token = token;
 		rx->end = dc.frag_offset + len;
 		rx->size = len;
 		rx->size_at = CMSG_USER_DATA(cm) +
