@@ -10,6 +10,7 @@ bats_require_minimum_version 1.5.0
 
 load lib/vm
 load lib/nsim
+load lib/devmem-tx
 
 PORT=5301
 
@@ -18,19 +19,8 @@ test_setup() {
 	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
 }
 test_teardown() {
-	teardown_owner
-	cgroup_done
 	[ -z "${IDO:-}" ] || echo "$IDO" >"$NSIM_BUS/del_device"
 	nsim_cleanup
-}
-
-# sink_start [socat address options]: socat in B listening on PORT, its
-# stdout in SINK_OUT; returns once it listens.
-sink_start() {
-	SINK_OUT=$BATS_TEST_TMPDIR/sink.out
-	in_ns "$NSB" socat -u "TCP-LISTEN:$PORT,reuseaddr$1" "OPEN:$SINK_OUT,creat,trunc" 3>&- &
-	SINK_PID=$!
-	wait_until 20 tcp_bound "$NSB" "$PORT"
 }
 
 @test "check_tx: hello and world arrive exactly, sent from device memory" {
@@ -62,19 +52,6 @@ sink_start() {
 # that it starts a segment of its own.
 
 DMABUF_SIZE=1048576
-
-tx() { in_ns "$NSA" "$BIN/devmem-tx" "$@"; }
-# send STEP...: connect to B's sink and send, bound on A's port.
-send() { tx send --dev "$IFA" "$IP4B" "$PORT" "$@"; }
-
-# sink_is TEXT: the sink ended (the sender closed) and got exactly TEXT.
-sink_is() {
-	wait "$SINK_PID"
-	local got
-	got=$(cat "$SINK_OUT")
-	echo "sink got: $got"
-	[ "$got" = "$1" ]
-}
 
 # other_dev: one more netdevsim port, in A's namespace, up, not linked;
 # OTHER_IF its ifindex (deleted by test_teardown).
@@ -257,8 +234,6 @@ frags() {
 # the socket's send memory wraps (refcount_t saturated, the socket never
 # freed). Byte I of the stream is 'a' + I % 26.
 
-letters() { yes abcdefghijklmnopqrstuvwxyz | tr -d '\n' | head -c "$1"; }
-
 # stream_over NETEM BYTES CALL: BYTES sent in CALL-byte sends with Nagle
 # on, A's port shaped by netem NETEM; every byte arrives and the sender's
 # send memory is back to zero once all is acknowledged.
@@ -273,123 +248,12 @@ stream_over() {
 	cmp "$SINK_OUT" <(letters "$(numfmt --from=iec "$2")")
 }
 
-# The deterministic case: with an MSS of M, the first transmission takes
-# ten segments of a send that ends one byte into the next page; the
-# byte left over becomes an skb of its own, charged for one byte. The
-# next send fills the rest of that page, before any acknowledgement (a
-# 200 ms delay): it merges into that skb's frag. Once acknowledged, the
-# congestion window sends the 4096 bytes in parts: the first split moves
-# more truesize than the skb was charged.
-split_after_merge() {
-	local mss=$1 q=$(($1 * 10))
-	tc -n "$NSA" qdisc add dev "$DEVA" root netem delay 200ms
-	sink_start
-	run -0 tx send --nagle --mss "$mss" --dev "$IFA" "$IP4B" "$PORT" \
-		"$((4096 - q))+$((q + 1)),nowait" "4097+4095,nowait" meminfo
-	[ "${lines[2]}" = "meminfo wmem_alloc=0 wmem_queued=0" ]
-	wait "$SINK_PID"
-	cmp "$SINK_OUT" <(letters 8192 | tail -c $((q + 4096)))
-}
-
-@test "a merged send split by the congestion window (MSS 88): the send memory back to zero, every byte" {
-	split_after_merge 88
-}
-
-@test "a merged send split by the congestion window (MSS 200): the send memory back to zero, every byte" {
-	split_after_merge 200
-}
-
 @test "1000-byte sends with Nagle over delay, jitter and 5% loss: every byte, the send memory back to zero" {
 	stream_over "delay 5ms 2ms loss 5%" 4M 1000
 }
 
 @test "64 KiB sends over delay, jitter, 20% duplicates and 2% loss: every byte, the send memory back to zero" {
 	stream_over "delay 10ms 3ms duplicate 20% loss 2%" 4M 64K
-}
-
-# Who may send from a binding: its owner's network namespace, and the
-# uid that bound it or CAP_NET_ADMIN there. Unprivileged uids get
-# /dev/udmabuf for the test (bind-tx needs no capability).
-
-# hold_tx [--in NS IFINDEX] AS...: devmem-tx bind-tx through A's port
-# (IFINDEX in NS), run as AS (a setpriv, or nothing for root), holding
-# its binding until HOLD_IN is closed; HELD_ID its id.
-hold_tx() {
-	local out=$BATS_TEST_TMPDIR/hold.out ns=$NSA ifindex=$IFA
-	if [ "$1" = --in ]; then
-		ns=$2 ifindex=$3
-		shift 3
-	fi
-	mkfifo "$BATS_TEST_TMPDIR/hold.in"
-	in_ns "$ns" "$@" "$BIN/devmem-tx" bind-tx "$ifindex" --hold \
-		<"$BATS_TEST_TMPDIR/hold.in" >"$out" 3>&- &
-	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
-	wait_until 20 grep -q '^bind-tx id=' "$out"
-	HELD_ID=$(sed -n 's/^bind-tx id=//p' "$out")
-}
-
-as_uid() { echo setpriv --reuid "$1" --regid "$1" --clear-groups --inh-caps=-all; }
-
-udmabuf_for_all() {
-	UDMABUF_MODE=$(stat -c %a /dev/udmabuf)
-	chmod 666 /dev/udmabuf
-}
-
-teardown_owner() {
-	[ -z "${HOLD_IN:-}" ] || exec {HOLD_IN}>&-
-	HOLD_IN=
-	[ -z "${PER_USER_OLD:-}" ] || sysctl -qw net.core.devmem_tx_bindings_per_user="$PER_USER_OLD"
-	PER_USER_OLD=
-	[ -z "${UDMABUF_MODE:-}" ] || chmod "$UDMABUF_MODE" /dev/udmabuf
-	UDMABUF_MODE=
-}
-
-@test "send naming another uid's tx binding: EPERM, nothing of it sent; the socket sends on" {
-	udmabuf_for_all
-	# shellcheck disable=SC2046 # setpriv's words
-	hold_tx $(as_uid 1000)
-	sink_start
-	# shellcheck disable=SC2046
-	run -0 in_ns "$NSA" $(as_uid 1001) "$BIN/devmem-tx" send --dev "$IFA" "$IP4B" "$PORT" \
-		0+3 "0+5,id=$HELD_ID" 3+3
-	teardown_owner
-	[ "${lines[0]}" = "0+3 3" ]
-	[ "${lines[1]}" = "0+5,id=$HELD_ID EPERM" ]
-	[ "${lines[2]}" = "3+3 3" ]
-	sink_is abcdef
-}
-
-@test "send naming root's tx binding without CAP_NET_ADMIN: EPERM" {
-	udmabuf_for_all
-	hold_tx
-	sink_start
-	# shellcheck disable=SC2046
-	run -0 in_ns "$NSA" $(as_uid 1001) "$BIN/devmem-tx" send --dev "$IFA" "$IP4B" "$PORT" \
-		0+3 "0+5,id=$HELD_ID" 3+3
-	teardown_owner
-	[ "${lines[1]}" = "0+5,id=$HELD_ID EPERM" ]
-	sink_is abcdef
-}
-
-@test "send naming another uid's tx binding with CAP_NET_ADMIN over the namespace: allowed" {
-	udmabuf_for_all
-	# shellcheck disable=SC2046
-	hold_tx $(as_uid 1000)
-	sink_start
-	run -0 tx send --dev "$IFA" "$IP4B" "$PORT" 0+3 "0+5,id=$HELD_ID" 3+3
-	teardown_owner
-	[ "${lines[1]}" = "0+5,id=$HELD_ID 5" ]
-	sink_is abcabcdedef
-}
-
-@test "send naming the same uid's tx binding from another network namespace: EPERM" {
-	# a binding made in B's namespace, through B's port, by root
-	hold_tx --in "$NSB" "$IFB"
-	sink_start
-	run -0 send 0+3 "0+5,id=$HELD_ID" 3+3
-	teardown_owner
-	[ "${lines[1]}" = "0+5,id=$HELD_ID EPERM" ]
-	sink_is abcdef
 }
 
 # The socket's cached route reset between sends: the next devmem send
@@ -466,111 +330,3 @@ teardown_owner() {
 	sink_is ""
 }
 
-# What one user's tx bindings may cost the host: their memory is charged
-# to the caller's memory cgroup, and each uid may hold
-# net.core.devmem_tx_bindings_per_user of them at once.
-
-CG=
-cgroup_new() {
-	local root=$BATS_TEST_TMPDIR/cgroup2
-	mkdir -p "$root"
-	mount -t cgroup2 none "$root"
-	echo +memory >"$root/cgroup.subtree_control"
-	CG=$root/devmemtx
-	mkdir "$CG"
-}
-cgroup_done() {
-	[ -n "$CG" ] || return 0
-	rmdir "$CG" 2>/dev/null || true
-	umount "$(dirname "$CG")"
-	CG=
-}
-
-@test "bind-tx charges the binding to the caller's memory cgroup" {
-	cgroup_new
-	local before after
-	before=$(cat "$CG/memory.current")
-	mkfifo "$BATS_TEST_TMPDIR/hold.in"
-	# 64 MiB: 16384 buffers, 768 KiB of net_iovs per binding
-	in_ns "$NSA" "$BIN/devmem-tx" bind-tx "$IFA" --size 64M --cgroup "$CG" \
-		--repeat 4 --hold <"$BATS_TEST_TMPDIR/hold.in" >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
-	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
-	wait_until 60 eval '[ "$(grep -c "^bind-tx id=" "$BATS_TEST_TMPDIR/hold.out")" -eq 4 ]'
-	after=$(cat "$CG/memory.current")
-	echo "memory.current $before -> $after"
-	[ $((after - before)) -ge $((4 * 786432)) ]
-	teardown_owner
-	wait
-	cgroup_done
-}
-
-@test "bind-tx at the caller's memory cgroup's limit: ENOMEM, no OOM kill" {
-	cgroup_new
-	echo 8M >"$CG/memory.max"
-	run -1 in_ns "$NSA" "$BIN/devmem-tx" bind-tx "$IFA" --size 64M --cgroup "$CG" --repeat 64
-	echo "$output"
-	[ "${lines[-1]}" = ENOMEM ]
-	[ "${#lines[@]}" -lt 64 ]
-	grep -x "oom_kill 0" "$CG/memory.events"
-	[ "$(awk '$1 == "max" { print $2 }' "$CG/memory.events")" -gt 0 ]
-}
-
-# per_user N: net.core.devmem_tx_bindings_per_user N until the test ends.
-per_user() {
-	PER_USER_OLD=${PER_USER_OLD:-$(sysctl -n net.core.devmem_tx_bindings_per_user)}
-	sysctl -qw net.core.devmem_tx_bindings_per_user="$1"
-}
-
-@test "bind-tx beyond net.core.devmem_tx_bindings_per_user: ENOSPC naming it; other uids bind; a freed binding makes room" {
-	[ "$(sysctl -n net.core.devmem_tx_bindings_per_user)" -eq 1024 ]
-	udmabuf_for_all
-	per_user 3
-	# uid 1000 holds 3
-	mkfifo "$BATS_TEST_TMPDIR/hold.in"
-	# shellcheck disable=SC2046
-	in_ns "$NSA" $(as_uid 1000) "$BIN/devmem-tx" bind-tx "$IFA" --repeat 3 --hold \
-		<"$BATS_TEST_TMPDIR/hold.in" >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
-	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
-	wait_until 20 eval '[ "$(grep -c "^bind-tx id=" "$BATS_TEST_TMPDIR/hold.out")" -eq 3 ]'
-	# shellcheck disable=SC2046
-	run -1 in_ns "$NSA" $(as_uid 1000) "$BIN/devmem-tx" bind-tx "$IFA"
-	[ "$output" = "ENOSPC: uid 1000 has 3 tx bindings, the limit (net.core.devmem_tx_bindings_per_user)" ]
-	# shellcheck disable=SC2046
-	run -0 in_ns "$NSA" $(as_uid 1001) "$BIN/devmem-tx" bind-tx "$IFA" --repeat 3
-	# the bindings go once their netlink socket is closed and their
-	# last reference dropped (asynchronously): then there is room
-	exec {HOLD_IN}>&-
-	HOLD_IN=
-	wait
-	# shellcheck disable=SC2046
-	wait_until 10 in_ns "$NSA" $(as_uid 1000) "$BIN/devmem-tx" bind-tx "$IFA" --repeat 3
-}
-
-@test "closing generic netlink sockets costs the same with 2000 tx bindings held" {
-	# py_close N: open, bind and close N generic netlink sockets; seconds
-	py_close() {
-		python3 - "$1" <<-'EOF_PY'
-			import socket, sys, time
-			t = time.monotonic()
-			for _ in range(int(sys.argv[1])):
-			    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)
-			    s.bind((0, 0))
-			    s.close()
-			print(f"{time.monotonic() - t:.3f}")
-		EOF_PY
-	}
-	local base held
-	base=$(py_close 2000)
-	per_user 2000
-	ulimit -n 4096
-	mkfifo "$BATS_TEST_TMPDIR/hold.in"
-	in_ns "$NSA" "$BIN/devmem-tx" bind-tx "$IFA" --size 4K --repeat 2000 --hold \
-		<"$BATS_TEST_TMPDIR/hold.in" >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
-	exec {HOLD_IN}>"$BATS_TEST_TMPDIR/hold.in"
-	wait_until 120 eval '[ "$(grep -c "^bind-tx id=" "$BATS_TEST_TMPDIR/hold.out")" -eq 2000 ]'
-	held=$(py_close 2000)
-	teardown_owner
-	wait
-	echo "2000 closes: ${base} s without bindings, ${held} s with 2000 held"
-	python3 -c "import sys; sys.exit(0 if float('$held') < 2 * float('$base') + 0.5 else 1)"
-}

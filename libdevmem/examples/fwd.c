@@ -3,12 +3,15 @@
  * fwd: forward one TCP stream from one device to another through device
  * memory, the payload never copied by the CPU.
  *
- *   fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT
+ *   fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT [BUF_SIZE]
  *
  * Sets IFNAME up for device-memory TCP as recv-checksum does, binds one
  * 8 MiB udmabuf to its rx queue QUEUE and, for sending, to OUT_IFNAME,
  * connects to DEST_ADDRESS:DEST_PORT through OUT_IFNAME, accepts one
  * connection on ADDRESS:PORT and forwards it until the peer closes.
+ * With BUF_SIZE (a power of two above the page size, such as 16384) the
+ * udmabuf is of 2 MiB huge pages and the receive buffers are BUF_SIZE
+ * bytes each (an rx page size; vm.nr_hugepages must hold 4 free pages).
  * Each fragment received into the dma-buf is sent on from where it
  * landed (a devmem_span of the same bytes); its token goes back to the
  * receiving socket only once the send is reported complete, since until
@@ -220,12 +223,20 @@ int main(int argc, char **argv)
 	struct devmem_dmabuf *db = NULL;
 	struct devmem_nic *nic = NULL;
 	int ifindex, out_ifindex, in = -1, out = -1, ret = 1;
+	unsigned long buf_size = 0;
 	uint32_t queue;
 	char *end;
 
-	if (argc != 8) {
-		fprintf(stderr, "usage: fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT\n");
+	if (argc != 8 && argc != 9) {
+		fprintf(stderr, "usage: fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT [BUF_SIZE]\n");
 		return 2;
+	}
+	if (argc == 9) {
+		buf_size = strtoul(argv[8], &end, 10);
+		if (*end || end == argv[8] || !buf_size) {
+			fprintf(stderr, "fwd: bad buffer size\n");
+			return 2;
+		}
 	}
 	queue = strtoul(argv[4], &end, 10);
 	if (*end || end == argv[4]) {
@@ -242,9 +253,10 @@ int main(int argc, char **argv)
 
 	if (devmem_nic_new(&nic, ifindex) < 0 ||
 	    devmem_nic_setup(nic, queue, queue, &flow) < 0 ||
-	    devmem_dmabuf_new_udmabuf(&db, DMABUF_SIZE) < 0 ||
-	    devmem_binding_new_rx(&rxb, ifindex, &queue, 1,
-				  devmem_dmabuf_fd(db)) < 0 ||
+	    (buf_size ? devmem_dmabuf_new_udmabuf_huge(&db, DMABUF_SIZE) :
+			devmem_dmabuf_new_udmabuf(&db, DMABUF_SIZE)) < 0 ||
+	    devmem_binding_new_rx_sized(&rxb, ifindex, &queue, 1,
+					devmem_dmabuf_fd(db), buf_size) < 0 ||
 	    devmem_binding_new_tx(&txb, out_ifindex, devmem_dmabuf_fd(db)) < 0) {
 		fprintf(stderr, "set-up: %s\n", devmem_last_error());
 		goto out;

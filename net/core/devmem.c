@@ -195,12 +195,6 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 	dma_addr_t addr;
 	unsigned int s;
 
-	if (!n) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "dma-buf of %zu bytes is smaller than one %zu-byte buffer",
-				   binding->dmabuf->size, size);
-		return -EINVAL;
-	}
 	niovs = kvmalloc_array(n, sizeof(*niovs), NET_DEVMEM_GFP);
 	if (!niovs)
 		return -ENOMEM;
@@ -232,6 +226,15 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 			atomic_long_set(&niov->pp_ref_count, 0);
 		}
 		offset += len;
+	}
+	/* a segment smaller than a buffer was refused above; this is the
+	 * mapping of no segment at all
+	 */
+	if (!n) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "dma-buf of %zu bytes is smaller than one %zu-byte buffer",
+				   binding->dmabuf->size, size);
+		return -EINVAL;
 	}
 	if (i != n) {
 		NL_SET_ERR_MSG(extack,

@@ -156,7 +156,7 @@ dpc() {
 	[ "${lines[0]}" = "usage: nic-setup IFNAME ADDRESS PORT QUEUE" ]
 	run "$ex/fwd"
 	[ "$status" -eq 2 ]
-	[ "$output" = "usage: fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT" ]
+	[ "$output" = "usage: fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT [BUF_SIZE]" ]
 	make -s -C "$ex" clean
 	[ ! -e "$ex/recv-checksum" ]
 }
