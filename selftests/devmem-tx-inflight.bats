@@ -101,8 +101,9 @@ send_unacked() {
 	IDA=
 	hold pending
 	[ "$REPLY" = "pending 262144" ]
+	# the route went with the device and cannot be built again
 	hold "send 4096"
-	[ "$REPLY" = "send: ENODEV" ]
+	[ "$REPLY" = "send: EHOSTUNREACH" ]
 	hold abort
 	[ "$REPLY" = aborted ]
 	# still bound: the binding's own reference

@@ -97,17 +97,16 @@ struct net_devmem_dmabuf_binding *net_devmem_tx_get(struct sock *sk, u32 id,
 	if (net_devmem_tcp_refuses(sk, flags))
 		goto err_put;
 
-	/* Anything may have reset the cached route (IP_TOS, SO_MARK, an
-	 * RTO's negative advice): a connected socket builds it again.
+	/* Anything may have reset or outdated the cached route (IP_TOS,
+	 * SO_MARK, an RTO's negative advice, its device going away): a
+	 * connected socket checks it and builds it again if need be.
 	 */
-	dst = __sk_dst_get(sk);
-	if (!dst && (1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) {
-		if (inet_csk(sk)->icsk_af_ops->rebuild_header(sk)) {
-			err = -EHOSTUNREACH;
-			goto err_put;
-		}
-		dst = __sk_dst_get(sk);
+	if ((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT) &&
+	    inet_csk(sk)->icsk_af_ops->rebuild_header(sk)) {
+		err = -EHOSTUNREACH;
+		goto err_put;
 	}
+	dst = __sk_dst_get(sk);
 	if (!dst || !dst->dev || dst->dev != READ_ONCE(binding->dev)) {
 		err = -ENODEV;
 		goto err_put;
