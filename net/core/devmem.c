@@ -196,8 +196,10 @@ static int net_devmem_cut(struct net_devmem_dmabuf_binding *binding,
 	unsigned int s;
 
 	niovs = kvmalloc_array(n, sizeof(*niovs), NET_DEVMEM_GFP);
-	if (!niovs)
+	if (!niovs) {
+		NL_SET_ERR_MSG(extack, "out of memory for the binding's buffers");
 		return -ENOMEM;
+	}
 	binding->area.niovs = niovs;
 	binding->area.num_niovs = n;
 	binding->area.shift = shift;
@@ -273,6 +275,7 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int fd,
 
 	binding = kzalloc(sizeof(*binding), NET_DEVMEM_GFP);
 	if (!binding) {
+		NL_SET_ERR_MSG(extack, "out of memory for the binding");
 		dma_buf_put(dmabuf);
 		return ERR_PTR(-ENOMEM);
 	}
