@@ -77,3 +77,36 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 		[ "$output" = "devmem-rx-cpu: bad -T '$t'" ]
 	done
 }
+
+@test "bench/lib/stats.bash: median, spread, and a warning naming a set of runs that spread past BENCH_SPREAD_MAX" {
+	source "$REPO/bench/lib/stats.bash"
+	run median < <(printf '%s\n' 30 10 20)
+	[ "$output" = 20 ]
+	run median < <(printf '%s\n' 40 10 20 30)
+	[ "$output" = 25.0 ]
+	run spread 90 100 110
+	[ "$output" = 20 ]
+	run spread_check "plain recv" 90 100 110
+	[ "$output" = "spread 20%" ]
+	run spread_check "plain recv" 5167 6000 53578
+	[ "${lines[0]}" = "spread 807%" ]
+	[[ ${lines[1]} == "bench: WARNING: plain recv: runs spread 807% (over 20%: the host was busy?"* ]]
+	BENCH_SPREAD_MAX=1000 run spread_check x 5167 6000 53578
+	[ "$output" = "spread 807%" ]
+	# not a number: the default
+	BENCH_SPREAD_MAX=lots run spread_check x 90 100 125
+	[ "${lines[0]}" = "spread 35%" ]
+	[[ ${lines[1]} == "bench: WARNING: x: runs spread 35% (over 20%"* ]]
+	BENCH_CLOCK=icount run bench_clock
+	[ "$output" = "bench: clock: instruction count (QEMU -icount): times are instructions, not host time" ]
+	BENCH_CLOCK= run bench_clock
+	[[ $output == "bench: clock: host time"* ]]
+}
+
+@test "make bench BENCH_CLOCK=: host or icount, anything else refused before a VM boots" {
+	run make -s -C "$REPO" bench BENCH_CLOCK=wall
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ $output == *"make bench: BENCH_CLOCK is host or icount, not 'wall'"* ]]
+	[[ $output != *"vm: booting"* ]]
+}
