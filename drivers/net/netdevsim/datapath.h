@@ -161,6 +161,11 @@ struct nsim_wpkt {
 	unsigned int len;
 	unsigned int off;
 	unsigned int hdr_len;
+	/* TSO segment: the TCP checksum is summed as the payload is read
+	 * (nsim_wpkt_copy) and filled in after (nsim_wpkt_csum)
+	 */
+	bool csum_pending;
+	__wsum csum;			/* of the payload read so far */
 	u8 hdr[NSIM_TSO_HDR_MAX];
 };
 
@@ -215,8 +220,9 @@ netdev_tx_t nsim_wire_xmit(struct sk_buff *skb, struct net_device *dev);
 int nsim_pkt_parse(const struct sk_buff *skb, struct nsim_pkt_info *pi);
 unsigned int nsim_wire_pending(const struct sk_buff *skb);
 bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp);
-void nsim_wpkt_copy(const struct nsim_wpkt *wp, unsigned int pos, void *to,
+void nsim_wpkt_copy(struct nsim_wpkt *wp, unsigned int pos, void *to,
 		    unsigned int len);
+__sum16 nsim_wpkt_csum(struct nsim_wpkt *wp);
 
 /* steer.c */
 void nsim_steer_init(struct netdevsim *ns);

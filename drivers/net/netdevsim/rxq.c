@@ -31,6 +31,7 @@
 #include <linux/etherdevice.h>
 #include <linux/highmem.h>
 #include <linux/rtnetlink.h>
+#include <linux/tcp.h>
 #include <net/netdev_rx_queue.h>
 #include <net/page_pool.h>
 #include <net/page_pool_mp.h>
@@ -48,7 +49,7 @@ static struct device *nsim_dma_dev(struct netdevsim *ns)
  * the packet there, as a NIC computing CHECKSUM_COMPLETE does.
  */
 static void nsim_dma_write(struct device *dev, dma_addr_t addr,
-			   const struct nsim_wpkt *wp, unsigned int off,
+			   struct nsim_wpkt *wp, unsigned int off,
 			   unsigned int len, __wsum *csum)
 {
 	phys_addr_t phys = dma_to_phys(dev, addr);
@@ -94,7 +95,7 @@ static netmem_ref nsim_rq_alloc(struct nsim_rq *rq, struct page_pool *pp)
  * memory is synced by its owner.
  */
 static void nsim_rx_fill(struct nsim_rq *rq, netmem_ref netmem,
-			 unsigned int pg_off, const struct nsim_wpkt *wp,
+			 unsigned int pg_off, struct nsim_wpkt *wp,
 			 unsigned int off, unsigned int len, __wsum *csum)
 {
 	struct device *dev = nsim_dma_dev(rq->ns);
@@ -111,7 +112,7 @@ static void nsim_rx_fill(struct nsim_rq *rq, netmem_ref netmem,
  * goes whole into the header buffer.
  */
 static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
-					  const struct nsim_wpkt *wp,
+					  struct nsim_wpkt *wp,
 					  unsigned int *done, __wsum *csum)
 {
 	unsigned int hlen = NSIM_WIRE_CB(wp->skb)->hdr_len;
@@ -149,7 +150,7 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
  * the skb's head.
  */
 static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
-					  const struct nsim_wpkt *wp,
+					  struct nsim_wpkt *wp,
 					  unsigned int *done, __wsum *csum)
 {
 	const unsigned int headroom = NET_SKB_PAD + NET_IP_ALIGN;
@@ -238,7 +239,7 @@ static void nsim_rx_agg_put(struct nsim_rq_mem *mem)
  * continue each other into one.
  */
 static int nsim_rx_payload(struct nsim_rq *rq, struct sk_buff *skb,
-			   const struct nsim_wpkt *wp, unsigned int off,
+			   struct nsim_wpkt *wp, unsigned int off,
 			   __wsum *csum)
 {
 	struct page_pool *pp = rq->mem.pp;
@@ -300,8 +301,26 @@ static bool nsim_rx_csum(struct sk_buff *skb, bool offload, u8 mode,
 	}
 }
 
+/* The TSO engine's TCP checksum, summed while the segment crossed, into
+ * the headers the DMA engine wrote (always in the skb's linear part);
+ * a running CHECKSUM_COMPLETE sum (@csum) takes it in too.
+ */
+static void nsim_rx_tcp_csum(struct sk_buff *skb, struct nsim_wpkt *wp,
+			     __wsum *csum)
+{
+	unsigned int at = NSIM_WIRE_CB(wp->skb)->l4_off +
+			  offsetof(struct tcphdr, check);
+	__sum16 check = nsim_wpkt_csum(wp);
+
+	memcpy(skb->data + at, &check, sizeof(check));
+	if (csum)
+		*csum = csum_block_add(*csum,
+				       csum_partial(&check, sizeof(check), 0),
+				       at);
+}
+
 static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
-				     const struct nsim_wpkt *wp)
+				     struct nsim_wpkt *wp)
 {
 	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
 	struct net_device *dev = rq->ns->netdev;
@@ -325,6 +344,8 @@ static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
 		kfree_skb(skb);
 		return NULL;
 	}
+	if (wp->csum_pending)
+		nsim_rx_tcp_csum(skb, wp, csum);
 
 	skb->protocol = eth_type_trans(skb, dev);
 	skb_record_rx_queue(skb, rq->idx);

@@ -10,11 +10,12 @@
  *
  * The TSO engine works the way a NIC's does: the GSO skb waits in the
  * FIFO whole, and each segment is put together as it goes out - the
- * header template with lengths, IP id, sequence number, flags and
- * checksums fixed up, followed by the segment's slice of the payload read
- * straight from the skb (nsim_wire_next). No skb is built per segment;
- * other GSO types (and headers the engine does not know) go through
- * software GSO instead.
+ * header template with lengths, IP id, sequence number, flags and the IP
+ * checksum fixed up, followed by the segment's slice of the payload read
+ * straight from the skb (nsim_wire_next), which the engine sums for the
+ * TCP checksum as it reads it (nsim_wpkt_csum). No skb is built per
+ * segment; other GSO types (and headers the engine does not know) go
+ * through software GSO instead.
  *
  * The port transmits device memory (dev->netmem_tx): an skb whose frags
  * are net_iovs of a tx binding. Nothing may map those; the engine reads
@@ -162,7 +163,8 @@ unsigned int nsim_wire_pending(const struct sk_buff *skb)
 }
 
 /* The sending NIC's DMA engine reading @len bytes of @wp's skb from
- * @off, either to @to or into the running sum @csum. The headers (the
+ * @off to @to; with @csum, it sums them as it copies, into the running
+ * sum of @wp's payload (which starts at @wp->off). The headers (the
  * linear part) and page frags are host memory; a net_iov frag is device
  * memory, read by its DMA address.
  */
@@ -171,25 +173,34 @@ static void nsim_wire_read(const struct nsim_wpkt *wp, unsigned int off,
 {
 	const struct sk_buff *skb = wp->skb;
 	unsigned int hl = skb_headlen(skb), pos = 0, fl, n, k, in_page;
+	const unsigned int at = off - wp->off;	/* @to[0] in the payload */
 	const skb_frag_t *frag;
 	struct net_iov *niov;
 	phys_addr_t phys;
 	void *va;
 	int i;
 
+	/* Within the skb by construction. */
+	if (WARN_ON_ONCE(off + len > skb->len))
+		return;
 	if (skb_frags_readable(skb)) {
-		if (to)
-			WARN_ON_ONCE(skb_copy_bits(skb, off, to, len));
+		if (csum)
+			*csum = csum_block_add(*csum,
+					       skb_copy_and_csum_bits(skb, off, to, len),
+					       at);
 		else
-			*csum = skb_checksum(skb, off, len, *csum);
+			WARN_ON_ONCE(skb_copy_bits(skb, off, to, len));
 		return;
 	}
 	if (off < hl) {
 		n = min(len, hl - off);
-		if (to)
-			memcpy(to, skb->data + off, n);
+		if (csum)
+			*csum = csum_block_add(*csum,
+					       csum_partial_copy_nocheck(skb->data + off,
+									 to, n),
+					       at);
 		else
-			*csum = csum_partial(skb->data + off, n, *csum);
+			memcpy(to, skb->data + off, n);
 		pos = n;
 		len -= n;
 		off = 0;
@@ -217,12 +228,13 @@ static void nsim_wire_read(const struct nsim_wpkt *wp, unsigned int off,
 			in_page = offset_in_page(phys);
 			k = min_t(unsigned int, n, PAGE_SIZE - in_page);
 			va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
-			if (to)
-				memcpy(to + pos, va + in_page, k);
-			else
+			if (csum)
 				*csum = csum_block_add(*csum,
-						       csum_partial(va + in_page, k, 0),
-						       pos);
+						       csum_partial_copy_nocheck(va + in_page,
+										 to + pos, k),
+						       at + pos);
+			else
+				memcpy(to + pos, va + in_page, k);
 			kunmap_local(va);
 			phys += k;
 			pos += k;
@@ -234,14 +246,11 @@ static void nsim_wire_read(const struct nsim_wpkt *wp, unsigned int off,
 }
 
 /* Fix up the header template in @wp for segment @i of @skb. */
-static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i,
-			   unsigned int plen)
+static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i)
 {
 	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
 	unsigned int nsegs = DIV_ROUND_UP(wp->skb->len - cb->hdr_len, cb->mss);
 	struct tcphdr *th = (struct tcphdr *)(wp->hdr + cb->l4_off);
-	unsigned int tcplen = cb->hdr_len - cb->l4_off + plen;
-	__wsum csum;
 
 	if (cb->l3 == 4) {
 		struct iphdr *iph = (struct iphdr *)(wp->hdr + ETH_HLEN);
@@ -264,10 +273,30 @@ static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i,
 		th->fin = 0;
 		th->psh = 0;
 	}
+	/* summed as the payload is copied: nsim_wpkt_csum() */
 	th->check = 0;
-	csum = 0;
-	nsim_wire_read(wp, wp->off, NULL, plen, &csum);
-	csum = csum_partial(th, cb->hdr_len - cb->l4_off, csum);
+	wp->csum = 0;
+	wp->csum_pending = true;
+}
+
+/**
+ * nsim_wpkt_csum() - the TCP checksum of a TSO segment
+ * @wp: a wire packet of the TSO engine, whose payload has all been read
+ *	through nsim_wpkt_copy()
+ *
+ * The engine sums the payload while the DMA engine copies it, in one pass
+ * over the bytes, and the header's checksum field is filled in once the
+ * whole segment has crossed. Return: the checksum field's value; @wp's
+ * header template gets it too.
+ */
+__sum16 nsim_wpkt_csum(struct nsim_wpkt *wp)
+{
+	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
+	struct tcphdr *th = (struct tcphdr *)(wp->hdr + cb->l4_off);
+	unsigned int tcplen = wp->len - cb->l4_off;
+	__wsum csum;
+
+	csum = csum_partial(th, cb->hdr_len - cb->l4_off, wp->csum);
 	if (cb->l3 == 4) {
 		const struct iphdr *iph = (struct iphdr *)(wp->hdr + ETH_HLEN);
 
@@ -280,6 +309,8 @@ static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i,
 		th->check = csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, tcplen,
 					    IPPROTO_TCP, csum);
 	}
+	wp->csum_pending = false;
+	return th->check;
 }
 
 /**
@@ -295,6 +326,7 @@ bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp)
 	unsigned int i, plen;
 
 	wp->skb = skb;
+	wp->csum_pending = false;
 	if (!cb->mss) {
 		wp->len = skb->len;
 		wp->off = 0;
@@ -309,7 +341,7 @@ bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp)
 	wp->len = cb->hdr_len + plen;
 	/* Checked by nsim_tso_prepare(): cannot fail. */
 	WARN_ON_ONCE(skb_copy_bits(skb, 0, wp->hdr, cb->hdr_len));
-	nsim_tso_fixup(wp, i, plen);
+	nsim_tso_fixup(wp, i);
 	return cb->seg_next == cb->seg_end;
 }
 
@@ -319,8 +351,11 @@ bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp)
  * @pos: offset in the packet
  * @to: destination
  * @len: bytes; @pos + @len must not pass @wp->len
+ *
+ * Each byte of a packet is read once; a TSO segment's payload is summed
+ * on the way, for nsim_wpkt_csum().
  */
-void nsim_wpkt_copy(const struct nsim_wpkt *wp, unsigned int pos, void *to,
+void nsim_wpkt_copy(struct nsim_wpkt *wp, unsigned int pos, void *to,
 		    unsigned int len)
 {
 	unsigned int n;
@@ -333,7 +368,8 @@ void nsim_wpkt_copy(const struct nsim_wpkt *wp, unsigned int pos, void *to,
 		len -= n;
 	}
 	if (len)
-		nsim_wire_read(wp, wp->off + pos - wp->hdr_len, to, len, NULL);
+		nsim_wire_read(wp, wp->off + pos - wp->hdr_len, to, len,
+			       wp->csum_pending ? &wp->csum : NULL);
 }
 
 static void nsim_count_devmem(struct netdevsim *ns, const struct sk_buff *skb,
