@@ -115,7 +115,7 @@ help:
 	@echo "make check-full    the same with every suite on the debug kernel too"
 	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU,"
 	@echo "                   devmem vs send() vs MSG_ZEROCOPY sender CPU"
-	@echo "                   (BENCH_CLOCK=icount: on QEMU's instruction clock, figures that a busy host does not move)"
+	@echo "                   (BENCH_SCHED=rt: the VM at real-time priority, figures that a busy host does not move)"
 	@echo "make demo          boot the VM: TCP payload lands in a udmabuf (ncdevmem)"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
@@ -210,20 +210,20 @@ check-full: check
 # BENCH_ARGS: see bench/pair-throughput --help;
 # DEVMEM_BENCH_ARGS: see bench/devmem-rx-cpu --help;
 # DEVMEM_TX_BENCH_ARGS: see bench/devmem-tx-cpu/run --help
-# BENCH_CLOCK: host (default) or icount (bench/README.md).
-# The guest is told its TSC frequency: the host's (from the host's kernel
-# log), or with icount the instruction clock's 1 GHz (2^0 ns per
-# instruction): under TCG its own calibration often fails, and CPU times
-# fall back to ticks.
-BENCH_CLOCK ?= host
+# BENCH_SCHED: normal (default) or rt, the VM's QEMU under SCHED_RR so
+# that host load does not preempt its vCPUs (root; bench/README.md).
+# The guest is told the host's TSC frequency (from the host's kernel log):
+# under TCG its own calibration often fails, and CPU times fall back to ticks.
+BENCH_SCHED ?= normal
 bench: ensure-deps progs bench-progs
-	@case '$(BENCH_CLOCK)' in host|icount) ;; \
-	*) echo "make bench: BENCH_CLOCK is host or icount, not '$(BENCH_CLOCK)'" >&2; exit 2 ;; esac
+	@case '$(BENCH_SCHED)' in normal|rt) ;; \
+	*) echo "make bench: BENCH_SCHED is normal or rt, not '$(BENCH_SCHED)'" >&2; exit 2 ;; esac
 	@scripts/kernel/build.sh normal
-	@if [ '$(BENCH_CLOCK)' = icount ]; then khz=1000000 icount='--icount 0'; else icount=; \
-	khz=$$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\{3\}\) MHz.*/\1\2/p' | head -n 1); fi; \
-	VM_TIMEOUT=$${VM_TIMEOUT:-3000} VM_APPEND="tsc=reliable $${khz:+tsc_early_khz=$$khz} $(VM_APPEND)" selftests/vm/run $$icount -- \
-		'export BENCH_CLOCK=$(BENCH_CLOCK); bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS)'
+	@sched=; if [ '$(BENCH_SCHED)' = rt ]; then sched='chrt -r 1'; \
+	chrt -r 1 true || { echo "make bench: BENCH_SCHED=rt needs root (CAP_SYS_NICE) for chrt -r" >&2; exit 2; }; fi; \
+	khz=$$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\{3\}\) MHz.*/\1\2/p' | head -n 1); \
+	VM_TIMEOUT=$${VM_TIMEOUT:-1500} VM_APPEND="tsc=reliable $${khz:+tsc_early_khz=$$khz} $(VM_APPEND)" $$sched selftests/vm/run -- \
+		'export BENCH_SCHED=$(BENCH_SCHED); bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS)'
 
 demo: ensure-deps tools progs
 	@scripts/kernel/build.sh normal

@@ -5,7 +5,8 @@
 # BENCH_SPREAD_MAX (percent, default 20): a set of runs whose spread
 # (largest minus smallest, over the median) passes it is reported as not
 # to be trusted. On a busy host, guest CPU time takes in the host's
-# preemptions; BENCH_CLOCK=icount (make bench) measures in instructions.
+# preemptions; make bench BENCH_SCHED=rt keeps the host from preempting
+# the guest's vCPUs.
 
 # median: the median of the numbers on standard input, one per line.
 median() {
@@ -32,15 +33,16 @@ spread_check() {
 	case $max in ''|*[!0-9]*) max=20 ;; esac
 	if [ "$s" -gt "$max" ]; then
 		echo "bench: WARNING: $what: runs spread $s% (over $max%: the host was busy?" \
-			"its median is not a figure to quote; BENCH_CLOCK=icount does not depend on the host)" >&2
+			"its median is not a figure to quote; try make bench BENCH_SCHED=rt)" >&2
 	fi
 }
 
-# bench_clock: one line naming the guest's clock (icount or the host's).
-bench_clock() {
-	if [ "${BENCH_CLOCK:-}" = icount ]; then
-		echo "bench: clock: instruction count (QEMU -icount): times are instructions, not host time"
+# bench_sched: one line saying how the host scheduled the guest's vCPUs
+# (make bench passes BENCH_SCHED).
+bench_sched() {
+	if [ "${BENCH_SCHED:-}" = rt ]; then
+		echo "bench: host scheduling: SCHED_RR (host load cannot preempt the vCPUs)"
 	else
-		echo "bench: clock: host time (QEMU TCG): a busy host lengthens every figure"
+		echo "bench: host scheduling: normal (a busy host lengthens every figure)"
 	fi
 }

@@ -97,16 +97,21 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	BENCH_SPREAD_MAX=lots run spread_check x 90 100 125
 	[ "${lines[0]}" = "spread 35%" ]
 	[[ ${lines[1]} == "bench: WARNING: x: runs spread 35% (over 20%"* ]]
-	BENCH_CLOCK=icount run bench_clock
-	[ "$output" = "bench: clock: instruction count (QEMU -icount): times are instructions, not host time" ]
-	BENCH_CLOCK= run bench_clock
-	[[ $output == "bench: clock: host time"* ]]
+	BENCH_SCHED=rt run bench_sched
+	[ "$output" = "bench: host scheduling: SCHED_RR (host load cannot preempt the vCPUs)" ]
+	BENCH_SCHED= run bench_sched
+	[ "$output" = "bench: host scheduling: normal (a busy host lengthens every figure)" ]
 }
 
-@test "make bench BENCH_CLOCK=: host or icount, anything else refused before a VM boots" {
-	run make -s -C "$REPO" bench BENCH_CLOCK=wall
+@test "make bench BENCH_SCHED=: normal or rt, anything else refused before a VM boots; sched-check's bad -s too" {
+	run make -s -C "$REPO" bench BENCH_SCHED=fifo
 	echo "$output"
 	[ "$status" -eq 2 ]
-	[[ $output == *"make bench: BENCH_CLOCK is host or icount, not 'wall'"* ]]
+	[[ $output == *"make bench: BENCH_SCHED is normal or rt, not 'fifo'"* ]]
 	[[ $output != *"vm: booting"* ]]
+	for s in fifo normal, "" rt,,normal; do
+		run "$REPO/bench/sched-check" -s "$s"
+		[ "$status" -eq 2 ]
+		[ "$output" = "sched-check: bad -s '$s'" ]
+	done
 }

@@ -38,16 +38,6 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	[[ $output == *$'\n'"cpus 2 erms 0"$'\n'* ]]
 }
 
-@test "--icount: the guest's clock follows its instructions; a sleeping guest's clock jumps ahead" {
-	local t0=$SECONDS
-	run "$RUN" --icount 0 -- 'sleep 120; echo slept'
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ $output == *slept* ]]
-	# sleep=off: 120 s of guest time with every vCPU idle take no host time
-	[ $((SECONDS - t0)) -lt 100 ]
-}
-
 @test "command output comes back in order; the console log is kept" {
 	run "$RUN" -- 'for i in 1 2 3; do echo line-$i; done; echo to-stderr >&2; uname -r'
 	[ "$status" -eq 0 ]
@@ -103,11 +93,6 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	[[ $output == *"unknown option --bogus"* ]]
 	run "$RUN" --kernel /nonexistent -- true
 	[ "$status" -eq 2 ]
-	for shift in 11 x -1 ""; do
-		run "$RUN" --icount "$shift" -- true
-		[ "$status" -eq 2 ]
-		[ "$output" = "vm: --icount takes a shift from 0 to 10, not '$shift'" ]
-	done
 	run make -s -C "$REPO" vm
 	[ "$status" -eq 2 ]
 	[[ $output == *"usage: make vm CMD="* ]]
