@@ -26,14 +26,15 @@ spread() {
 # spread_check WHAT VALUE...: "spread N%"; and a warning naming WHAT on
 # standard error when N passes BENCH_SPREAD_MAX.
 spread_check() {
-	local what=$1 s max=${BENCH_SPREAD_MAX:-20}
+	local what=$1 s max=${BENCH_SPREAD_MAX:-20} hint="try make bench BENCH_SCHED=rt"
 	shift
+	[ "${BENCH_SCHED:-}" != rt ] || hint="more runs (-n) narrow the median"
 	s=$(spread "$@")
 	echo "spread $s%"
 	case $max in ''|*[!0-9]*) max=20 ;; esac
 	if [ "$s" -gt "$max" ]; then
 		echo "bench: WARNING: $what: runs spread $s% (over $max%: the host was busy?" \
-			"its median is not a figure to quote; try make bench BENCH_SCHED=rt)" >&2
+			"its median is not a figure to quote; $hint)" >&2
 	fi
 }
 
