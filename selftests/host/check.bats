@@ -127,10 +127,13 @@ fake_runner() {
 	done
 }
 
-@test "the default is one worker per two CPUs" {
+@test "the default is one worker per CPU, as far as memory holds 4 GiB each" {
 	run env -u CHECK_JOBS "$T/selftests/check" --plan vm
 	[ "$status" -eq 0 ]
-	want=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
+	mem=$(awk '$1 == "MemAvailable:" { print int($2 / (4 * 1024 * 1024)) }' /proc/meminfo)
+	[ "$mem" -ge 1 ] || mem=1
+	want=$(nproc)
+	[ "$want" -le "$mem" ] || want=$mem
 	[ "$(grep -c '^worker ' <<<"$output")" = "$want" ]
 }
 
