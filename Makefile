@@ -40,7 +40,7 @@ progs: $(PROG_BINS)
 $(PROGS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
 
 .SECONDEXPANSION:
-$(PROG_BINS): $(BUILD)/bin/%: $$(wildcard selftests/progs/%/*.c) $$(wildcard selftests/progs/%/*.h) selftests/progs/pattern.h selftests/progs/die.h $(UAPI_STAMP)
+$(PROG_BINS): $(BUILD)/bin/%: $$(wildcard selftests/progs/%/*.c) $$(wildcard selftests/progs/%/*.h) selftests/progs/pattern.h selftests/progs/die.h selftests/progs/fuzz.h $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	gcc $(TOOL_CFLAGS) -o $@ $(filter %.c,$^)
 

@@ -72,6 +72,9 @@
  *           BYTES what the report carried of the packet; "tstamp none"
  *           if none came
  *   unbind  close the own binding's netlink socket.
+ *   fuzz=SEED:ITERATIONS[:MAXLEN]
+ *           the send fuzzer (fuzz.c: what it draws, the results it
+ *           allows, what it prints); needs --dev.
  *
  * At the end it waits until everything sent is acknowledged and closes
  * the socket. Exit status: 0 when every step ran (refused sends too),
@@ -106,9 +109,9 @@
 #define PROG		"devmem-tx"
 
 #include "../die.h"
+#include "devmem-tx.h"
 
 #define MAX_IOV		64
-#define UNKNOWN_ID	0x7ffffff0u
 
 static void usage(void)
 {
@@ -122,14 +125,14 @@ static void usage(void)
 	exit(2);
 }
 
-static const char *errname(int err)
+const char *errname(int err)
 {
 	const char *s = strerrorname_np(err);
 
 	return s ? s : "E?";
 }
 
-static unsigned long parse_num(const char *s)
+unsigned long parse_num(const char *s)
 {
 	unsigned long v;
 	char *end;
@@ -418,16 +421,17 @@ static int cmd_bind_tx(int argc, char **argv)
 
 /* --- sending ------------------------------------------------------------- */
 
-static int sock, tcp = 1, connected = 1, v6;
-static size_t dmabuf_size = 1 << 20;
+int sock, tcp = 1, connected = 1, v6;
+size_t dmabuf_size = 1 << 20;
+uint64_t zc_completed;
 static struct sockaddr_storage peer;
 static socklen_t peerlen;
 
 /* sendmsg() of @iov naming binding @id in an SCM_DEVMEM_DMABUF cmsg
  * whose payload is @cmsglen bytes (the id's first bytes, zero-padded).
  */
-static ssize_t send_ranges(struct iovec *iov, int niov, uint32_t id,
-			   size_t cmsglen, int flags)
+ssize_t send_ranges(struct iovec *iov, int niov, uint32_t id,
+		    size_t cmsglen, int flags)
 {
 	char ctrl[CMSG_SPACE(16)] __attribute__((aligned(8))) = {};
 	struct msghdr msg = {};
@@ -449,13 +453,17 @@ static ssize_t send_ranges(struct iovec *iov, int niov, uint32_t id,
 	return sendmsg(sock, &msg, flags | MSG_NOSIGNAL);
 }
 
-/* Read every MSG_ZEROCOPY completion queued on the socket's error queue;
- * with @wait_ms, first wait that long at most for one to arrive.
+/* Read every MSG_ZEROCOPY completion queued on the socket's error queue,
+ * adding the sends each one covers to zc_completed; with @wait_ms, first
+ * wait that long at most for one to arrive.
  */
-static void drain_completions(int wait_ms)
+void drain_completions(int wait_ms)
 {
-	char ctrl[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)];
+	char ctrl[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)]
+		__attribute__((aligned(8)));
 	struct pollfd p = { .fd = sock, .events = 0 };
+	struct sock_extended_err *ee;
+	struct cmsghdr *cm;
 	struct msghdr msg;
 
 	if (wait_ms && poll(&p, 1, wait_ms) < 0)
@@ -469,11 +477,16 @@ static void drain_completions(int wait_ms)
 				return;
 			die("recvmsg(MSG_ERRQUEUE): %s", strerror(errno));
 		}
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			ee = (struct sock_extended_err *)CMSG_DATA(cm);
+			if (ee->ee_origin == SO_EE_ORIGIN_ZEROCOPY)
+				zc_completed += ee->ee_data - ee->ee_info + 1;
+		}
 	}
 }
 
 /* Wait until the peer acknowledged everything sent on the socket. */
-static void wait_acked(void)
+void wait_acked(void)
 {
 	struct timespec nap = { 0, 5 * 1000 * 1000 };
 	int outq = -1, i;
@@ -562,7 +575,7 @@ static void send_step(const char *step, const struct ids *ids)
 }
 
 
-static void set_int(int level, int name, const char *what, int v)
+void set_int(int level, int name, const char *what, int v)
 {
 	if (setsockopt(sock, level, name, &v, sizeof(v)))
 		die("%s %d: %s", what, v, strerror(errno));
@@ -706,24 +719,36 @@ static void tstamps_step(void)
 	fflush(stdout);
 }
 
-/* meminfo (see the top). */
-static void meminfo_step(void)
+/* Wait until everything sent is acknowledged, every completion has
+ * arrived (when @zc_sends is not ~0: that many sends were zerocopy) and
+ * the socket's send memory is back to zero, 20 s at most; the send
+ * memory last seen (SO_MEMINFO) in @mem.
+ */
+void at_rest(uint32_t mem[SK_MEMINFO_VARS], uint64_t zc_sends)
 {
 	struct timespec nap = { 0, 5 * 1000 * 1000 };
-	uint32_t mem[SK_MEMINFO_VARS];
 	socklen_t len;
 	int i;
 
 	wait_acked();
 	for (i = 0; i < 4000; i++) {
 		drain_completions(0);
-		len = sizeof(mem);
+		len = SK_MEMINFO_VARS * sizeof(*mem);
 		if (getsockopt(sock, SOL_SOCKET, SO_MEMINFO, mem, &len))
 			die("SO_MEMINFO: %s", strerror(errno));
-		if (!mem[SK_MEMINFO_WMEM_ALLOC] && !mem[SK_MEMINFO_WMEM_QUEUED])
+		if (!mem[SK_MEMINFO_WMEM_ALLOC] && !mem[SK_MEMINFO_WMEM_QUEUED] &&
+		    (zc_sends == ~0ULL || zc_completed >= zc_sends))
 			break;
 		nanosleep(&nap, NULL);
 	}
+}
+
+/* meminfo (see the top). */
+static void meminfo_step(void)
+{
+	uint32_t mem[SK_MEMINFO_VARS];
+
+	at_rest(mem, ~0ULL);
 	printf("meminfo wmem_alloc=%u wmem_queued=%u\n",
 	       mem[SK_MEMINFO_WMEM_ALLOC], mem[SK_MEMINFO_WMEM_QUEUED]);
 	fflush(stdout);
@@ -825,6 +850,8 @@ static int cmd_send(int argc, char **argv)
 			tstamps_step();
 		} else if (!strcmp(argv[i], "meminfo")) {
 			meminfo_step();
+		} else if (!strncmp(argv[i], "fuzz=", 5)) {
+			fuzz_step(argv[i], ids.own);
 		} else if (!strcmp(argv[i], "unbind")) {
 			if (nl_own < 0)
 				die("unbind: no --dev binding");

@@ -62,6 +62,7 @@
 #include <linux/netdev.h>
 
 #include "../pattern.h"
+#include "../fuzz.h"
 
 #define PROG		"fuzz-netlink"
 
@@ -70,24 +71,6 @@
 #define RX_MAX		(256 * 1024)
 #define MAX_DEPTH	4
 #define DUMP_TIMEOUT_MS	10000
-
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng += PATTERN_GOLDEN;
-	return mix64(rng);
-}
-
-static uint32_t below(uint32_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
-static bool chance(unsigned int pct)
-{
-	return below(100) < pct;
-}
 
 /* ---- the request ---- */
 
@@ -1038,7 +1021,7 @@ int main(int argc, char **argv)
 		usage(stderr, 2);
 	printf(PROG ": seed %" PRIu64 " iterations %" PRIu64 "\n", seed, iterations);
 	fflush(stdout);
-	rng = seed;
+	fuzz_rng = seed;
 
 	dmabufs[0] = udmabuf(8 << 20);
 	dmabufs[1] = udmabuf(4 << 20);

@@ -57,7 +57,9 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,10 +70,13 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../pattern.h"
+#include "../fuzz.h"
 
 #ifndef ETOOSMALL
 #define ETOOSMALL	525	/* kernel-internal; what devmem recvmsg returns */
@@ -92,23 +97,7 @@
 #define LOOK_MAX	1024
 #define RCV_TIMEOUT_S	30
 
-static uint64_t rng, seed = 1, iterations = 2000, iter;
-
-static uint64_t rnd(void)
-{
-	rng += PATTERN_GOLDEN;
-	return mix64(rng);
-}
-
-static uint32_t below(uint32_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
-static bool chance(unsigned int pct)
-{
-	return below(100) < pct;
-}
+static uint64_t seed = 1, iterations = 2000, iter;
 
 /* The call being made, for the failure report. */
 static char what[512];
@@ -735,6 +724,113 @@ static void token_zero_check(int fd)
 		     first, next);
 }
 
+/* ---- a token given back while recvmsg waits ---- */
+
+struct waiter {
+	int fd;
+	struct msghdr m;
+	ssize_t n;
+	int err;
+};
+
+static void *wait_recv(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->n = recvmsg(w->fd, &w->m, MSG_SOCK_DEVMEM | MSG_WAITALL);
+	w->err = errno;
+	return NULL;
+}
+
+/* A recvmsg that waits (MSG_WAITALL) for the whole stream gets its first
+ * @half bytes, in a buffer larger than a page that the queue packs, and
+ * token 1 for them; then it sleeps without the socket lock, and this
+ * thread gives token 1 back and prints so. The sender, stopped at @half,
+ * goes on: the rest continues the same buffer, but may not grow the cmsg
+ * of the token given back (that would lend the buffer under a token the
+ * program no longer holds): it gets a cmsg and a token of its own, 1
+ * again, the only free one.
+ */
+static void returned_token_check(int fd, uint64_t half)
+{
+	struct dmabuf_token t = { 1, 1 };
+	struct iovec iov = { iov_buf, rx.bytes };
+	struct waiter w = { .fd = fd };
+	struct { uint64_t off; uint32_t size, token; } got[8];
+	int inq = -1, ngot = 0, ret, i;
+	uint64_t off = 0;
+	struct tcp_info ti;
+	struct cmsghdr *cm;
+	socklen_t tl;
+	pthread_t th;
+
+	if (!half || half >= rx.bytes || rx.bytes > IOV_MAX_LEN)
+		die("--returned-token HALF: 0 < HALF < BYTES <= %d", IOV_MAX_LEN);
+	snprintf(what, sizeof(what), "recvmsg(%" PRIu64 " bytes, MSG_WAITALL) while token 1 is given back",
+		 rx.bytes);
+	w.m = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1,
+			       .msg_control = ctrl_buf, .msg_controllen = 4096 };
+	if (pthread_create(&th, NULL, wait_recv, &w))
+		die("pthread_create failed");
+	/* It holds the first half once that arrived and nothing is queued. */
+	for (i = 0; ; i++) {
+		tl = sizeof(ti);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) ||
+		    ioctl(fd, SIOCINQ, &inq))
+			die("TCP_INFO, SIOCINQ: %s", strerror(errno));
+		if (ti.tcpi_bytes_received >= half && !inq)
+			break;
+		if (i == 20000)
+			fail("the first %" PRIu64 " bytes never reached the waiting recvmsg (received %llu, queued %d)",
+			     half, (unsigned long long)ti.tcpi_bytes_received, inq);
+		usleep(1000);
+	}
+	ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t, sizeof(t));
+	if (ret != 1)
+		fail("SO_DEVMEM_DONTNEED {1, 1} returned %d (%s), expected 1 freed",
+		     ret, ret < 0 ? ename(errno) : "-");
+	printf(PROG ": returned-token: token 1 given back while recvmsg waits\n");
+	fflush(stdout);
+	pthread_join(th, NULL);
+	if (w.n != (ssize_t)rx.bytes)
+		fail("returned %zd (%s), expected %" PRIu64, w.n,
+		     w.n < 0 ? ename(w.err) : "-", rx.bytes);
+	for (cm = CMSG_FIRSTHDR(&w.m); cm; cm = CMSG_NXTHDR(&w.m, cm)) {
+		struct dmabuf_cmsg *dc = (struct dmabuf_cmsg *)CMSG_DATA(cm);
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SO_DEVMEM_DMABUF)
+			fail("a cmsg of level %d type %d: every byte must be in the dma-buf",
+			     cm->cmsg_level, cm->cmsg_type);
+		if (ngot == 8 || dc->frag_offset + dc->frag_size > rx.size)
+			fail("more than 8 frags, or one outside the dma-buf");
+		got[ngot].off = dc->frag_offset;
+		got[ngot].size = dc->frag_size;
+		got[ngot++].token = dc->frag_token;
+	}
+	printf(PROG ": returned-token: %zd bytes in", w.n);
+	for (i = 0; i < ngot; i++)
+		printf(" [+%" PRIu64 ", %u bytes, token %u]", got[i].off - got[0].off,
+		       got[i].size, got[i].token);
+	printf("\n");
+	fflush(stdout);
+	dmabuf_sync(DMA_BUF_SYNC_START);
+	for (i = 0; i < ngot; i++) {
+		check_bytes(rx.map + got[i].off, off, got[i].size, "dma-buf");
+		off += got[i].size;
+	}
+	dmabuf_sync(DMA_BUF_SYNC_END);
+	if (ngot != 2 || got[0].size != half || got[0].token != 1 ||
+	    got[1].off != got[0].off + half || got[1].token != 1)
+		fail("expected [+0, %" PRIu64 " bytes, token 1] [+%" PRIu64 ", %" PRIu64 " bytes, token 1]",
+		     half, half, rx.bytes - half);
+	ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t, sizeof(t));
+	if (ret != 1)
+		fail("SO_DEVMEM_DONTNEED {1, 1} returned %d, expected 1 freed", ret);
+	rx.off = rx.dmabuf = rx.bytes;
+	rx.frags = ngot;
+	tokens_given = tokens_freed = 2;
+}
+
 /* ---- set-up ---- */
 
 static int accept_one(const char *port, const char *ready)
@@ -801,6 +897,7 @@ static void usage(FILE *f, int status)
 	fprintf(f,
 "Usage: " PROG " -p PORT -n BYTES [--seed N] [--iterations N] [-r FILE]\n"
 "       " PROG " -p PORT -n BYTES --token-zero [-r FILE]\n"
+"       " PROG " -p PORT -n BYTES --returned-token HALF [-r FILE]\n"
 "\n"
 "Accept one TCP connection on PORT whose BYTES bytes of the test pattern\n"
 "(seed 1) land in the dma-buf $DEVMEM_DMABUF_FD (binding $DEVMEM_DMABUF_ID;\n"
@@ -809,7 +906,10 @@ static void usage(FILE *f, int status)
 "DONTNEED on sockets without tokens, checking each result; then return\n"
 "every token and read the rest of the stream. -r: create FILE once\n"
 "listening. --token-zero: instead of the random calls, check that a\n"
-"DONTNEED range from token 0 does not make 0 a token.\n"
+"DONTNEED range from token 0 does not make 0 a token. --returned-token:\n"
+"give token 1 back while a recvmsg that holds the first HALF bytes waits\n"
+"for the rest (the sender stops at HALF and goes on once this prints\n"
+"that it gave it back); the rest must not grow token 1's cmsg.\n"
 "Exit status: 0 pass, 1 failure, 2 usage.\n");
 	exit(status);
 }
@@ -820,10 +920,12 @@ int main(int argc, char **argv)
 		{ "seed", 1, NULL, 's' }, { "iterations", 1, NULL, 'N' },
 		{ "port", 1, NULL, 'p' }, { "bytes", 1, NULL, 'n' },
 		{ "ready", 1, NULL, 'r' }, { "token-zero", 0, NULL, 'Z' },
+		{ "returned-token", 1, NULL, 'R' },
 		{ "help", 0, NULL, 'h' }, {}
 	};
 	const char *port = NULL, *ready = NULL, *env;
 	bool token_zero = false;
+	uint64_t returned_half = 0;
 	int c, fd, plain[4];
 	const char *plain_name[4] = { "TCP unconnected", "TCP listening",
 				      "UDP", "UNIX stream" };
@@ -838,13 +940,14 @@ int main(int argc, char **argv)
 		case 'n': rx.bytes = parse_size(optarg); break;
 		case 'r': ready = optarg; break;
 		case 'Z': token_zero = true; break;
+		case 'R': returned_half = parse_size(optarg); break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
 	}
 	if (optind != argc || !port || !rx.bytes)
 		usage(stderr, 2);
-	if (token_zero)
+	if (token_zero || returned_half)
 		iterations = 0;
 	env = getenv("DEVMEM_DMABUF_FD");
 	if (!env)
@@ -854,7 +957,7 @@ int main(int argc, char **argv)
 	rx.id = env ? atoi(env) : 0;
 	printf(PROG ": seed %" PRIu64 " iterations %" PRIu64 "\n", seed, iterations);
 	fflush(stdout);
-	rng = seed;
+	fuzz_rng = seed;
 	pattern_base = 1 * PATTERN_GOLDEN;
 
 	size = lseek(rx.fd, 0, SEEK_END);
@@ -884,6 +987,8 @@ int main(int argc, char **argv)
 
 	if (token_zero)
 		token_zero_check(fd);
+	if (returned_half)
+		returned_token_check(fd, returned_half);
 	for (iter = 0; iter < iterations; iter++) {
 		unsigned int k = below(100);
 
