@@ -12,6 +12,9 @@
 
 VM_SCAN_AWK=${VM_REPO:-$BATS_TEST_DIRNAME/..}/selftests/vm/scan-log.awk
 
+# bats' per-command trap, made cheap enough for TCG (see the file).
+source "${BASH_SOURCE[0]%/*}/bats-trace.bash"
+
 # Suites are written for the VM: refuse to run elsewhere rather than poke
 # at the host's kernel.
 vm_require_guest() {
