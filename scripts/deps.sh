@@ -17,6 +17,8 @@ PACKAGES=(
 	tcpdump nftables iptables python3 perl
 	# userspace
 	libnl-genl-3-dev liburing-dev pkg-config g++ binutils man-db groff-base
+	# the static libc the test programs link (selftests/progs)
+	libc6-dev
 )
 # DEPS_PACKAGES replaces the list (the tests use it to see a missing one).
 [ -n "${DEPS_PACKAGES:-}" ] && read -r -a PACKAGES <<<"$DEPS_PACKAGES"
