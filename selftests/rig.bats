@@ -122,3 +122,16 @@ test_teardown() {
 	[ -e /sys/bus/netdevsim/devices/netdevsim731 ] && echo 731 >/sys/bus/netdevsim/del_device
 	return 0
 }
+
+@test "under make check, bats reads this suite as the host's bats preprocessed it" {
+	[ -n "${VM_BATS_SRC:-}" ] || skip "not run through selftests/vm/bats-src (make check runs it so)"
+	local pre key
+	pre=$(cd "$(dirname "$(readlink -f "$(command -v bats-preprocess)")")" && pwd)/bats-preprocess
+	run mountpoint "$pre"
+	[ "$status" -eq 0 ]
+	# this very file, byte for byte the copy the host preprocessed
+	key=$VM_BATS_SRC/${BATS_TEST_FILENAME//\//%}
+	cmp "$BATS_TEST_FILENAME" "$key.bats"
+	[ -s "$key.src" ]
+	grep -q "^bats_test_function .*test_under_make_check" "$key.tests"
+}

@@ -78,9 +78,11 @@ run_suites() {
 
 # A stand-in for selftests/vm/run: "ok" for every suite named in CMD, except
 # that a suite called fail*.bats fails and one called crash*.bats makes
-# the runner report a kernel problem (exit 125) after its TAP.
+# the runner report a kernel problem (exit 125) after its TAP. CMD must be
+# bats under selftests/vm/bats-src, with every suite preprocessed for it.
 fake_runner() {
 	mkdir -p "$T/selftests/vm"
+	cp "$REPO/selftests/vm/bats-src" "$REPO/selftests/vm/bats-preprocess" "$T/selftests/vm/"
 	cat >"$T/selftests/vm/run" <<-'EOF_RUN'
 		#!/bin/bash
 		flav=normal
@@ -93,7 +95,14 @@ fake_runner() {
 		done
 		shift  # --
 		set -- $1
-		shift 3  # bats -T --tap
+		[ "$1 $2 $3 $4 $5" = "selftests/vm/bats-src $PWD/build/check/bats-src bats -T --tap" ] ||
+			{ echo "fake runner: CMD is not bats under bats-src: $*" >&2; exit 99; }
+		shift 5
+		for s in "$@"; do
+			k=$PWD/$s
+			[ -f "$PWD/build/check/bats-src/${k//\//%}.src" ] ||
+				{ echo "fake runner: $s was not preprocessed" >&2; exit 99; }
+		done
 		echo "1..$#"
 		n=0 rc=0
 		for s in "$@"; do

@@ -38,10 +38,12 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	[[ $output == *$'\n'"cpus 2 erms 0"$'\n'* ]]
 }
 
-@test "command output comes back in order; the console log is kept" {
-	run "$RUN" -- 'for i in 1 2 3; do echo line-$i; done; echo to-stderr >&2; uname -r'
+@test "command output comes back in order; the console log is kept; VM_BATS_TRACE and VM_BATS_SRC reach the guest" {
+	VM_BATS_TRACE=stock VM_BATS_SRC=stock run "$RUN" -- \
+		'for i in 1 2 3; do echo line-$i; done; echo to-stderr >&2; uname -r; echo "$VM_BATS_TRACE,$VM_BATS_SRC"'
 	[ "$status" -eq 0 ]
 	[[ $output == *$'line-1\nline-2\nline-3\nto-stderr\n6.1.'* ]]
+	[[ $output == *$'\nstock,stock\n'* ]]
 	log=$(console_log)
 	[ -f "$log" ]
 	grep -q 'Linux version 6\.1\.' "$log"
