@@ -33,7 +33,7 @@ include scripts/uapi.mk
 # polls and loops. Those that call getaddrinfo() stay dynamic (a static
 # glibc warns that it would need its shared NSS modules at run time).
 PROGS := tcpxfer tcp-data-split udpsink netdev-nl xdpq devmem-rx devmem-hold \
-	fuzz-netlink fuzz-sockopt tcp-wirefuzz devmem-zc sockmap-pass devmem-tx
+	fuzz-netlink fuzz-sockopt tcp-wirefuzz devmem-zc sockmap-pass devmem-tx in-ns
 PROGS_SHARED := tcpxfer devmem-rx fuzz-sockopt
 PROG_BINS := $(PROGS:%=$(BUILD)/bin/%)
 TOOL_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(UAPI_INC)

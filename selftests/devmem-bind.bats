@@ -33,7 +33,7 @@ nl_unpriv() {
 # background; HOLD_PID, BIND_ID. Fails if the bind fails.
 hold() {
 	HOLD_OUT=$BATS_TEST_TMPDIR/hold.$RANDOM
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" "$1" \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" "$1" \
 		"udmabuf:${2:-64M}" --hold --snapshot "$HOLD_OUT.snap" \
 		>"$HOLD_OUT" 2>&1 &
 	HOLD_PID=$!
@@ -245,7 +245,7 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 	in_ns "$NSB" "$BIN/xdpq" detach "$IFB"
 
 	out=$BATS_TEST_TMPDIR/xsk
-	ip netns exec "$NSB" "$BIN/xdpq" xsk "$IFB" 3 >"$out" 2>&1 &
+	"$BIN/in-ns" "$NSB" "$BIN/xdpq" xsk "$IFB" 3 >"$out" 2>&1 &
 	xsk=$!
 	wait_until 20 grep -q . "$out"
 	[ "$(<"$out")" = bound ]
@@ -456,7 +456,7 @@ uns_ready() { [ "$(cat "/proc/$UNS_PID/comm" 2>/dev/null)" = sleep ]; }
 	chmod 666 /dev/udmabuf
 	# root of a user namespace of its own, but B's netns belongs to the
 	# initial one: EPERM
-	run ip netns exec "$NSB" setpriv --reuid=65534 --regid=65534 \
+	run "$BIN/in-ns" "$NSB" setpriv --reuid=65534 --regid=65534 \
 		--clear-groups unshare -Ur "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:1M
 	echo "$output"
 	[ "$status" -eq 1 ]

@@ -89,7 +89,7 @@ test_teardown() {
 sockopt_run() {
 	local bytes=$1 out=$BATS_TEST_TMPDIR/fuzz-sockopt
 	shift
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:64M \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:64M \
 		--run "$BIN/fuzz-sockopt" -p "$PORT" -n "$bytes" -r "$out.ready" \
 		"$@" >"$out" 2>&1 &
 	local pid=$!
@@ -155,12 +155,12 @@ stopped() {
 	local out=$BATS_TEST_TMPDIR/returned sender status=0 send_status=0
 	HUGE_OLD=$(cat /proc/sys/vm/nr_hugepages)
 	echo 2 >/proc/sys/vm/nr_hugepages
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 huge:4M \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 huge:4M \
 		--rx-page-size 16384 --run "$BIN/fuzz-sockopt" -p "$PORT" \
 		-n 2048 --returned-token 1024 -r "$out.ready" >"$out" 2>&1 &
 	local pid=$!
 	wait_until 30 test -e "$out.ready"
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
 		-s 2048 --stop-at 1024 &
 	sender=$!
 	wait_until 60 grep -q "token 1 given back" "$out"

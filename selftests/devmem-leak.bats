@@ -75,7 +75,7 @@ pool_inflight() {
 	mib=$(on_debug 4 16)
 	q1=$((mib << 18)) q2=$((mib << 19))
 	rx_start "${mib}M" --hold
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
 		-s "${mib}M" --stop-at "$q1" --stop-at "$q2" &
 	SENDER=$!
 	wait_stop "$q1"

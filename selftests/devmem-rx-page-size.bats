@@ -47,7 +47,7 @@ refused() {
 # the background; HOLD_PID, BIND_ID.
 hold() {
 	HOLD_OUT=$BATS_TEST_TMPDIR/hold.$RANDOM
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" "$1" "$2" \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" "$1" "$2" \
 		--rx-page-size "$3" --hold >"$HOLD_OUT" 2>&1 &
 	HOLD_PID=$!
 	wait_until 30 grep -q . "$HOLD_OUT"
@@ -167,7 +167,7 @@ hugepages_free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
 # validated, all of it in device memory, every token back.
 large_niov() {
 	local out=$BATS_TEST_TMPDIR/srv.$1 ready=$BATS_TEST_TMPDIR/ready.$1
-	ip netns exec "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p 5201 -f "$DEVB" \
+	"$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p 5201 -f "$DEVB" \
 		-t 3 -q 1 -b 16384 -v 7 --bytes "$1" -r "$ready" --json \
 		>"$out" 2>"$out.err" &
 	local srv=$!
@@ -282,7 +282,7 @@ ctl_fails() {
 
 @test "devmemctl (libdevmem): bind in 16K buffers of a huge-page udmabuf; the kernel's refusals, word for word" {
 	local out=$BATS_TEST_TMPDIR/ctl.out pid
-	ip netns exec "$NSB" "$BIN/devmemctl" -j bind dev "$DEVB" queues 3 \
+	"$BIN/in-ns" "$NSB" "$BIN/devmemctl" -j bind dev "$DEVB" queues 3 \
 		dmabuf udmabuf-huge 8M rx-page-size 16K >"$out" 2>"$out.err" &
 	pid=$!
 	wait_until 30 grep -q . "$out"

@@ -172,7 +172,7 @@ tcpext_gt() { [ "$(tcpext "$1" "$2")" -gt "$3" ]; }
 tap_start() {
 	local pcap=$1
 	shift
-	ip netns exec "$NSB" tcpdump -nn -s 0 -w "$pcap" "$@" \
+	"$BIN/in-ns" "$NSB" tcpdump -nn -s 0 -w "$pcap" "$@" \
 		2>"$pcap.log" 3>&- &
 	TAP_PID=$!
 	wait_until 20 grep -q "listening on" "$pcap.log"
@@ -248,7 +248,7 @@ tap_start() {
 # background for the rest of the test; HOLD_PID. (Background processes
 # here close bats' fd 3, or bats waits for them.)
 hold_queue3() {
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
 		"udmabuf:${1:-16M}" --hold >"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
 	HOLD_PID=$!
 	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
@@ -260,7 +260,7 @@ listen_in() {
 	local ns=$1
 	shift
 	rm -f "$BATS_TEST_TMPDIR/ready"
-	ip netns exec "$ns" "$BIN/tcpxfer" listen -q -p "$PORT" -r 1M -t 30 "$@" \
+	"$BIN/in-ns" "$ns" "$BIN/tcpxfer" listen -q -p "$PORT" -r 1M -t 30 "$@" \
 		--ready-file "$BATS_TEST_TMPDIR/ready" \
 		>"$BATS_TEST_TMPDIR/listen.out" 2>&1 3>&- &
 	LISTEN_PID=$!
@@ -409,7 +409,7 @@ ip_mib() {
 
 @test "NFQUEUE on the bound flow: the listener gets the headers and the real length, accepts; the flow is intact" {
 	local out=$BATS_TEST_TMPDIR/nfq
-	ip netns exec "$NSB" "$BATS_TEST_DIRNAME/progs/nfq-accept/nfq-accept" 0 \
+	"$BIN/in-ns" "$NSB" "$BATS_TEST_DIRNAME/progs/nfq-accept/nfq-accept" 0 \
 		>"$out" 2>&1 3>&- &
 	LISTEN_PID=$!
 	wait_until 20 grep -q "^bound$" "$out"

@@ -87,7 +87,7 @@ hold() {
 	[ -n "$HOLD_LINE" ] || cat "$BATS_TEST_TMPDIR/hold.err"
 }
 
-# Where B is, for ethtool: "ip netns exec nsb" while nsb has a name,
+# Where B is, for ethtool: in namespace nsb while nsb has a name,
 # nothing once B came home to init_net.
 on_b() {
 	if [ "$HOME_NET" = 1 ]; then "$@"; else in_ns "$NSB" "$@"; fi
@@ -137,7 +137,7 @@ order_setup() {
 	hold
 	[[ $HOLD_LINE =~ ^bound\ id=([0-9]+)\ ino=([0-9]+)$ ]]
 	BIND_ID=${BASH_REMATCH[1]} INO=${BASH_REMATCH[2]}
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
 		-s "$BYTES" -t 300 >/dev/null 2>&1 \
 		{NSFDA}<&- {NSFDB}<&- {HOLD_R}<&- {HOLD_W}>&- &
 	SENDER=$!

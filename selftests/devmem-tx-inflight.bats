@@ -37,7 +37,7 @@ attached() {
 hold_start() {
 	HOLD_OUT=$BATS_TEST_TMPDIR/hold.out
 	mkfifo "$BATS_TEST_TMPDIR/hold.in"
-	ip netns exec "$NSA" "$LIBTESTS/txhold-vm" "$DEVA" "$IP4B" "$PORT" \
+	"$BIN/in-ns" "$NSA" "$LIBTESTS/txhold-vm" "$DEVA" "$IP4B" "$PORT" \
 		<"$BATS_TEST_TMPDIR/hold.in" >"$HOLD_OUT" 2>&1 3>&- &
 	HOLD_PID=$!
 	exec 5>"$BATS_TEST_TMPDIR/hold.in"

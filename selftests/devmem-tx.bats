@@ -325,7 +325,7 @@ stream_over() {
 }
 
 @test "send through a device with transmit checksumming off: EINVAL (nothing else could sum the payload)" {
-	ip netns exec "$NSA" ethtool -K "$DEVA" tx off
+	"$BIN/in-ns" "$NSA" ethtool -K "$DEVA" tx off
 	sink_start
 	run -0 send 0+5
 	[ "$output" = "0+5 EINVAL" ]

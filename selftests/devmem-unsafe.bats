@@ -234,7 +234,7 @@ bridge_refrag6() {
 	# buffers page by page, its first frag a whole page at offset 0
 	ip -n "$NSA" link set "$DEVA" mtu 9000
 	ip -n "$NSB" link set "$DEVB" mtu 9000
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:16M \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:16M \
 		--run "$BIN/devmem-zc" -p "$port" -a 4000 -b 8000 -r "$out.ready" \
 		>"$out" 2>&1 3>&- &
 	local rx=$!
@@ -363,7 +363,7 @@ redirect_probe() {
 	# SO_RCVBUF is the minimum: a short queue (less than a header) is
 	# copied out by the strparser only under memory pressure, which one
 	# skb holding a page of device memory is then
-	ip netns exec "$NSB" python3 -c '
+	"$BIN/in-ns" "$NSB" python3 -c '
 import errno, socket, struct, sys
 SOL_TLS, TLS_RX, TCP_ULP = 282, 2, 31
 l = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -92,7 +92,7 @@ wire_run() {
 	mib_snap
 	for k in "${!MIB[@]}"; do MIB0[$k]=${MIB[$k]}; done
 	RX_OUT=$BATS_TEST_TMPDIR/rx.out
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:64M \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 udmabuf:64M \
 		--run "$BIN/tcp-wirefuzz" rx -p "$PORT" -c "$n" -S "$SEED" \
 		-r "$RX_OUT.ready" "${rxargs[@]}" >"$RX_OUT" 2>&1 &
 	RX_PID=$!

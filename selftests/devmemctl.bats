@@ -76,7 +76,7 @@ nl_pools() {
 # HOLD_OUT (its output file); returns once it printed its first line.
 hold() {
 	HOLD_OUT=$BATS_TEST_TMPDIR/hold.$RANDOM
-	ip netns exec "$NSB" "$BIN/devmemctl" "$@" >"$HOLD_OUT" 2>"$HOLD_OUT.err" &
+	"$BIN/in-ns" "$NSB" "$BIN/devmemctl" "$@" >"$HOLD_OUT" 2>"$HOLD_OUT.err" &
 	HOLD_PID=$!
 	wait_until 30 eval 'grep -q . "$HOLD_OUT" || ! kill -0 $HOLD_PID 2>/dev/null'
 	cat "$HOLD_OUT" "$HOLD_OUT.err"
@@ -338,7 +338,7 @@ eth_rss() {
 	# devmemctl with its fd, which binds the same buffer to queue 2;
 	# netdev-nl passes SIGINT on and exits with devmemctl's status
 	out=$BATS_TEST_TMPDIR/fd.out
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 1 udmabuf:1M --run \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 1 udmabuf:1M --run \
 		bash -c 'exec "$0" bind dev "$1" queues 2 dmabuf fd "$DEVMEM_DMABUF_FD"' \
 		"$BIN/devmemctl" "$DEVB" >"$out" 2>&1 &
 	pid=$!
@@ -404,7 +404,7 @@ eth_rss() {
 	hold -j bind tx dev "$DEVB" dmabuf udmabuf 1M
 	[ "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["ifname"], d["direction"], d["ifindex"], d["dmabuf"] >= 1)' "$HOLD_OUT")" = "$DEVB tx $IFB True" ]
 	unhold TERM
-	run ip netns exec "$NSB" "$BIN/devmemctl" bind tx dev lo dmabuf udmabuf 1M
+	run "$BIN/in-ns" "$NSB" "$BIN/devmemctl" bind tx dev lo dmabuf udmabuf 1M
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[ "$output" = "Error: Driver does not support netmem TX" ]

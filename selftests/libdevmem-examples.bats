@@ -34,7 +34,7 @@ example_start() {
 	[ -x "$EX/$1" ] || { echo "no $EX/$1: run make examples" >&2; return 1; }
 	EX_OUT=$BATS_TEST_TMPDIR/$1.out
 	# (background processes close bats' fd 3, or bats waits for them)
-	ip netns exec "$NSB" "$EX/$1" "${@:2}" >"$EX_OUT" 2>&1 3>&- &
+	"$BIN/in-ns" "$NSB" "$EX/$1" "${@:2}" >"$EX_OUT" 2>&1 3>&- &
 	EX_PID=$!
 	wait_until 60 listening || { cat "$EX_OUT"; return 1; }
 }
@@ -83,7 +83,7 @@ send_file() {
 # once it says it is ready; EX_PID, EX_OUT.
 nic_setup_start() {
 	EX_OUT=$BATS_TEST_TMPDIR/nic-setup.out
-	ip netns exec "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$PORT" 3 >"$EX_OUT" 2>&1 3>&- &
+	"$BIN/in-ns" "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$PORT" 3 >"$EX_OUT" 2>&1 3>&- &
 	EX_PID=$!
 	wait_until 60 grep -qx ready "$EX_OUT" || { cat "$EX_OUT"; return 1; }
 }
@@ -117,7 +117,7 @@ set_up() {
 	before=$(nic_state)
 	nic_setup_start
 	# while it runs, the state is its own
-	run ip netns exec "$NSB" "$EX/nic-setup" --recover "$DEVB"
+	run "$BIN/in-ns" "$NSB" "$EX/nic-setup" --recover "$DEVB"
 	[ "$status" -eq 1 ]
 	[[ $output == "recover: "* ]]
 	[[ $output == *"$DEVMEM_STATE_DIR/netns-"* ]]
@@ -126,18 +126,18 @@ set_up() {
 	[ "$rc" -eq 137 ]
 	set_up
 	# a new set-up would record the changed device as the original
-	run ip netns exec "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$PORT" 3
+	run "$BIN/in-ns" "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$PORT" 3
 	[ "$status" -eq 1 ]
 	[[ $output == "set-up: $DEVB is already set up (state file "*"): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
 	set_up
-	run ip netns exec "$NSB" "$EX/nic-setup" --recover "$DEVB"
+	run "$BIN/in-ns" "$NSB" "$EX/nic-setup" --recover "$DEVB"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(nic_state)" = "$before" ]
 	run ls -A "$DEVMEM_STATE_DIR"
 	[ "$output" = "" ]
 	# nothing left to recover
-	run ip netns exec "$NSB" "$EX/nic-setup" --recover "$DEVB"
+	run "$BIN/in-ns" "$NSB" "$EX/nic-setup" --recover "$DEVB"
 	[ "$status" -eq 1 ]
 	[[ $output == "recover: "* ]]
 }
@@ -150,7 +150,7 @@ set_up() {
 	echo 100 >"$DFSB/rxq/3/hds_payload"
 	random_file 16M
 	EX_OUT=$BATS_TEST_TMPDIR/uring-recv.err
-	ip netns exec "$NSB" "$EX/uring-recv" "$DEVB" "$IP4B" "$PORT" 3 >"$out" 2>"$EX_OUT" 3>&- &
+	"$BIN/in-ns" "$NSB" "$EX/uring-recv" "$DEVB" "$IP4B" "$PORT" 3 >"$out" 2>"$EX_OUT" 3>&- &
 	EX_PID=$!
 	wait_until 60 listening
 	send_file

@@ -28,7 +28,7 @@ ethb() { in_ns "$NSB" ethtool "$@"; }
 # $output, shown on failure).
 nic() {
 	[ -x "$LIBTESTS/nic-vm" ] || { echo "no $LIBTESTS/nic-vm: run make libdevmem" >&2; return 1; }
-	run ip netns exec "$NSB" "$LIBTESTS/nic-vm" "$@"
+	run "$BIN/in-ns" "$NSB" "$LIBTESTS/nic-vm" "$@"
 	echo "$output"
 }
 
@@ -159,7 +159,7 @@ rule 1 3 $IP6B 5202 $IP6A" ]
 	nic setup "$DEVB" 2 3 "$IP4B" 5201 any "$STATE"
 	[ "$status" -eq 0 ]
 	# queue 2 bound while teardown runs: header split must stay on
-	run ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 2 udmabuf:1M \
+	run "$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 2 udmabuf:1M \
 		--run "$LIBTESTS/nic-vm" restore "$STATE"
 	echo "$output"
 	[ "$status" -eq 1 ]

@@ -45,7 +45,7 @@ test_teardown() {
 prog() {
 	local ns=() name
 	if [ "$1" = --ns ]; then
-		ns=(ip netns exec "$2")
+		ns=("$BIN/in-ns" "$2")
 		shift 2
 	fi
 	name=$1
@@ -115,7 +115,7 @@ own_netns() {
 	NSIM_NO_IPV6=1 nsim_pair 4
 	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB")" = "$DEVB: tcp-data-split off" ]
 	# net_devmem_bind_dmabuf_to_queue(): header split must be on
-	run ip netns exec "$NSB" "$LIBTESTS/bind-vm" "$DEVB" 3
+	run "$BIN/in-ns" "$NSB" "$LIBTESTS/bind-vm" "$DEVB" 3
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[ "$output" = "bind-vm: bind-rx: Invalid argument: header split (tcp-data-split) is off on the device" ]
@@ -135,7 +135,7 @@ stream_rx() {
 	done
 	URING_OUT=$BATS_TEST_TMPDIR/uring.$RANDOM
 	# (background processes here close bats' fd 3, or bats waits for them)
-	ip netns exec "$NSB" "$LIBTESTS/$prog" "${opts[@]}" "$DEVB" 3 "$PORT" "$1" \
+	"$BIN/in-ns" "$NSB" "$LIBTESTS/$prog" "${opts[@]}" "$DEVB" 3 "$PORT" "$1" \
 		"$URING_OUT.ready" ${2:+"$2"} >"$URING_OUT" 2>&1 3>&- &
 	URING_PID=$!
 	wait_until 30 test -e "$URING_OUT.ready"
@@ -285,7 +285,7 @@ hds_payload_100() {
 	mib=$(on_debug 16 64)
 	nsim_pair 4
 	xfer_start "$NSB" "$PORT" 0 "${mib}M"
-	run ip netns exec "$NSA" "$LIBTESTS/send-vm" "$DEVA" "$IP4B" "$PORT" "${mib}M"
+	run "$BIN/in-ns" "$NSA" "$LIBTESTS/send-vm" "$DEVA" "$IP4B" "$PORT" "${mib}M"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 2 ]

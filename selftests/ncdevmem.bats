@@ -36,7 +36,7 @@ srv_start() {
 	SRV_OUT=$BATS_TEST_TMPDIR/srv.out SRV_ERR=$BATS_TEST_TMPDIR/srv.err
 	rm -f "$BATS_TEST_TMPDIR/ready"
 	# (background processes close bats' fd 3, or bats waits for them)
-	ip netns exec "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" \
+	"$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" \
 		-r "$BATS_TEST_TMPDIR/ready" "$@" >"$SRV_OUT" 2>"$SRV_ERR" 3>&- &
 	SRV_PID=$!
 	wait_until 60 srv_ready || { cat "$SRV_ERR"; return 1; }
@@ -353,7 +353,7 @@ one_write() {
 	local before
 	before=$(nic_state)
 	srv_start -v 7 --progress
-	ip netns exec "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" |
+	"$BIN/in-ns" "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" |
 		socat -u - TCP:$IP4B:$PORT" 2>/dev/null 3>&- &
 	local sender=$!
 	# a progress line says data flows: once a second, stderr no tty
@@ -388,7 +388,7 @@ one_write() {
 	[ "$stderr" = "Error: $DEVB is already set up by a running process (state file $state is locked)" ]
 	[ "$(nic_state)" = "$during" ]
 
-	ip netns exec "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" |
+	"$BIN/in-ns" "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" |
 		socat -u - TCP:$IP4B:$PORT" 2>/dev/null 3>&- &
 	local sender=$!
 	wait_until 60 grep -q "MiB received" "$SRV_ERR"
@@ -411,7 +411,7 @@ rule 0 3 $IP4B $PORT any" ]
 	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 1
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "Error: $DEVB is already set up (state file $state): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]
-	run --separate-stderr ip netns exec "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" -v 7
+	run --separate-stderr "$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" -v 7
 	echo "$stderr"
 	[ "$status" -eq 1 ]
 	[[ $stderr == *": $DEVB is already set up (state file $state): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
@@ -433,7 +433,7 @@ rule 0 3 $IP4B $PORT any" ]
 
 @test "a device without device-memory support (lo): exit 77 with the kernel's refusal" {
 	# -n: lo has neither header split nor RSS; bind-rx itself refuses
-	run --separate-stderr ip netns exec "$NSB" "$BIN/ncdevmem" -l -s 127.0.0.1 -p "$PORT" -f lo -t 0 -n
+	run --separate-stderr "$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s 127.0.0.1 -p "$PORT" -f lo -t 0 -n
 	echo "status $status, stdout '$output', stderr '$stderr'"
 	[ "$status" -eq 77 ]
 	[ -z "$output" ]

@@ -16,7 +16,7 @@ test_teardown() { nsim_cleanup; }
 # Start a long transfer both ways and return once B receives data.
 flowing() {
 	xfer_start "$NSB" 5200 1G 1G -t 300
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5200 \
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5200 \
 		-s 1G -r 1G -t 300 >"$BATS_TEST_TMPDIR/conn" 2>&1 &
 	CONN=$!
 	wait_until 30 stat_gt "$NSB" "$DEVB" packets 200
@@ -59,11 +59,11 @@ stop_xfers() {
 @test "device deleted while a socket still holds its page-pool buffers" {
 	# A receiver that stops reading: its socket keeps the skbs, whose
 	# buffers belong to the queue's page pool.
-	ip netns exec "$NSB" socat -u TCP-LISTEN:5202,reuseaddr \
+	"$BIN/in-ns" "$NSB" socat -u TCP-LISTEN:5202,reuseaddr \
 		EXEC:"sleep 300" &
 	sock=$!
 	wait_until 20 tcp_bound "$NSB" 5202
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5202 \
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5202 \
 		-s 64M -t 300 >/dev/null 2>&1 &
 	conn=$!
 	wait_until 30 stat_gt "$NSB" "$DEVB" payload_bufs 20

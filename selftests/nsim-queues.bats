@@ -42,7 +42,7 @@ restarted_mid_transfer() {
 	# One way, large enough to outlast ten restarts (each waits for a
 	# MiB of progress) on either kernel, however fast the host.
 	xfer_start "$NSB" 5100 0 2G
-	ip netns exec "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5100 \
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p 5100 \
 		-s 2G >"$BATS_TEST_TMPDIR/conn" 2>&1 &
 	conn=$!
 	wait_until 30 b_past $((1 << 20))

@@ -32,7 +32,7 @@ rx_start() {
 	shift
 	[ -z "${RX_PAGE_SIZE:-}" ] || size=(--rx-page-size "$RX_PAGE_SIZE")
 	RX_OUT=$BATS_TEST_TMPDIR/rx.$RANDOM
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
 		"${RX_DMABUF:-udmabuf:${RX_UDMABUF:-64M}}" "${size[@]}" \
 		--run "$BIN/devmem-rx" -p "$PORT" \
 		-n "$bytes" -r "$RX_OUT.ready" "$@" >"$RX_OUT" 2>&1 &
@@ -77,7 +77,7 @@ no_pools_of() { [ -z "$(pools_of "$1")" ]; }
 # hold_queue3: bind a udmabuf (16M) to queue 3 of B for the rest of the
 # test, in the background (HOLD_PID); fd 3 closed, or bats waits for it.
 hold_queue3() {
-	ip netns exec "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 3 \
 		udmabuf:16M --hold >"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
 	HOLD_PID=$!
 	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
@@ -111,7 +111,7 @@ ip_mib() { snmp_mib "$1" Ip "$2"; }
 # after a line arrives on FIFO, the next DEVICE_BYTES, each in one send();
 # then it waits for the receiver to close.
 pattern_sender() {
-	ip netns exec "$NSA" python3 -c '
+	"$BIN/in-ns" "$NSA" python3 -c '
 import socket, struct, sys
 M = (1 << 64) - 1
 def mix64(z):
@@ -138,7 +138,7 @@ assert s.recv(1) == b""
 py_in() {
 	local ns=$1
 	shift
-	ip netns exec "$ns" env PYTHONPATH="${VM_REPO:-$BATS_TEST_DIRNAME/..}/selftests/lib" \
+	"$BIN/in-ns" "$ns" env PYTHONPATH="${VM_REPO:-$BATS_TEST_DIRNAME/..}/selftests/lib" \
 		python3 -u - "$@"
 }
 

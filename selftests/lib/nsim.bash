@@ -43,12 +43,15 @@ nsim_port_ns() {
 	echo "$dev"
 }
 
-# in_ns NS CMD...: run CMD in netns NS. Every exec costs about 0.35 s on
-# the debug kernel under TCG: helpers here keep their number low.
-# Background jobs call `ip netns exec` directly instead: ip execs CMD, so
-# $! is CMD itself, whereas a function put in the background runs in a
-# subshell, and killing that would leave CMD running in the namespace.
-in_ns() { ip netns exec "$@"; }
+# in_ns NS CMD...: run CMD in netns NS, as `ip netns exec` does, through
+# build/bin/in-ns: a static program that costs under TCG half what ip, a
+# dynamic one, does (62 ms less a call on the normal kernel, 210 on the
+# debug one). Every exec costs about 0.35 s on the debug kernel: helpers
+# here keep their number low. Background jobs call "$BIN/in-ns" directly
+# instead: it execs CMD, so $! is CMD itself, whereas a function put in
+# the background runs in a subshell, and killing that would leave CMD
+# running in the namespace.
+in_ns() { "$BIN/in-ns" "$@"; }
 
 # One-line `ip -o link` view of DEV in NS.
 link_line() { ip -n "$1" -o link show dev "$2"; }
@@ -85,7 +88,7 @@ udp_sink() {
 	shift
 	ready=$BATS_TEST_TMPDIR/udpsink.$ns.$1
 	rm -f "$ready"
-	ip netns exec "$ns" "$BIN/udpsink" -q --ready-file "$ready" "$@" &
+	"$BIN/in-ns" "$ns" "$BIN/udpsink" -q --ready-file "$ready" "$@" &
 	wait_until 20 test -e "$ready"
 }
 tcp_bound() { in_ns "$1" ss -Hltn "sport = :$2" | grep -q .; }
@@ -275,7 +278,7 @@ xfer_start() {
 	shift 4
 	XFER_OUT=$BATS_TEST_TMPDIR/xfer-listen.$port
 	rm -f "$XFER_OUT.ready"
-	ip netns exec "$ns" "$BIN/tcpxfer" listen -q -p "$port" -s "$send" \
+	"$BIN/in-ns" "$ns" "$BIN/tcpxfer" listen -q -p "$port" -s "$send" \
 		-r "$recv" --ready-file "$XFER_OUT.ready" "$@" \
 		>"$XFER_OUT" 2>&1 &
 	XFER_PID=$!
