@@ -126,9 +126,12 @@ help:
 # What a user gets: the library (libdevmem's own install), ncdevmem and
 # devmemctl with their man pages. The programs link libdevmem statically.
 PREFIX ?= /usr/local
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
-LIBDIR ?= $(PREFIX)/lib
+# Debian's multiarch directory where the compiler names one, as libdevmem's
+# own Makefile has it.
+LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -195,7 +198,7 @@ EXAMPLES_PREFIX := $(BUILD)/examples
 examples: $(UAPI_STAMP)
 	@$(MAKE) -s -C libdevmem all
 	@rm -rf $(EXAMPLES_PREFIX)
-	@$(MAKE) -s -C libdevmem install PREFIX=$(EXAMPLES_PREFIX)
+	@$(MAKE) -s -C libdevmem install PREFIX=$(EXAMPLES_PREFIX) LIBDIR=$(EXAMPLES_PREFIX)/lib
 	@PKG_CONFIG_PATH=$(EXAMPLES_PREFIX)/lib/pkgconfig \
 		$(MAKE) -s -C $(EXAMPLES_PREFIX)/share/doc/libdevmem/examples \
 		CFLAGS='-O2 -g -Wall -Wextra -Werror' \

@@ -11,7 +11,7 @@
  * SIGINT or SIGTERM; then it puts the device back as it was. Meanwhile
  * the library keeps what it changed in the device's state file. If the
  * program dies without putting the device back (kill -9, a crash), the
- * second form (or "devmemctl teardown IFNAME") takes that state over and
+ * second form (or "devmemctl teardown dev IFNAME") takes that state over and
  * undoes it.
  *
  * Build: make (the Makefile here uses pkg-config).

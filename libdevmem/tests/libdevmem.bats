@@ -13,7 +13,10 @@ setup_file() {
 	export LIB="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 	export O="$(cd "$LIB/.." && pwd)/build/libdevmem"
 	export DEST="$BATS_FILE_TMPDIR/root"
+	MULTIARCH=$(gcc -print-multiarch 2>/dev/null || true)
 	export PFX=/opt/devmem
+	# the library's directory under PFX: Debian's multiarch one
+	export LIBSUB="lib${MULTIARCH:+/$MULTIARCH}"
 	make -s -C "$LIB" all tests >&2
 	make -s -C "$LIB" install DESTDIR="$DEST" PREFIX="$PFX" >&2
 }
@@ -199,13 +202,37 @@ run_prog() {
 	[[ "$output" == *"Library soname: [libdevmem.so.1]"* ]]
 }
 
+@test "every page of a function added after 1.0 says since which version; libdevmem(7) names the current one" {
+	local node fn n=0 major minor page so other
+	while read -r node fn; do
+		[ "$node" != LIBDEVMEM_1.0 ] || continue
+		page=$LIB/man/$fn.3
+		# a page that is another's (.so man3/OTHER.3)
+		if read -r so other <"$page" && [ "$so" = .so ]; then
+			page=$LIB/man/${other#man3/}
+		fi
+		echo "$fn: ${node#LIBDEVMEM_} in ${page##*/}"
+		grep -qE "^Since libdevmem ${node#LIBDEVMEM_}([^.0-9]|\.$|$)" "$page"
+		n=$((n + 1))
+	done < <(awk '/^LIBDEVMEM_/ { node = $1 } /^\t\tdevmem_/ { sub(/;/, ""); print node, $1 }' "$LIB/libdevmem.map")
+	[ "$n" -ge 10 ]
+	major=$(sed -n 's/^#define DEVMEM_VERSION_MAJOR[[:space:]]*//p' "$LIB/include/devmem.h")
+	minor=$(sed -n 's/^#define DEVMEM_VERSION_MINOR[[:space:]]*//p' "$LIB/include/devmem.h")
+	grep -q "^\.TH LIBDEVMEM 7 .* \"libdevmem $major\.$minor\" " "$LIB/man/libdevmem.7"
+}
+
 @test "make install lays out header, libraries, pc file and man pages" {
 	local r="$DEST$PFX" f
 	[ -f "$r/include/devmem.h" ]
-	[ -f "$r/lib/libdevmem.so.1" ]
-	[ "$(readlink "$r/lib/libdevmem.so")" = libdevmem.so.1 ]
-	[ -f "$r/lib/libdevmem.a" ]
-	[ -f "$r/lib/pkgconfig/libdevmem.pc" ]
+	# the file carries the whole version; the soname and the link
+	# programs are built with lead to it
+	[ -f "$r/$LIBSUB/libdevmem.so.1.2.0" ]
+	[ ! -L "$r/$LIBSUB/libdevmem.so.1.2.0" ]
+	[ "$(readlink "$r/$LIBSUB/libdevmem.so.1")" = libdevmem.so.1.2.0 ]
+	[ "$(readlink "$r/$LIBSUB/libdevmem.so")" = libdevmem.so.1 ]
+	[ -f "$r/$LIBSUB/libdevmem.a" ]
+	[ -f "$r/$LIBSUB/pkgconfig/libdevmem.pc" ]
+	grep -qx "libdir=\${prefix}/$LIBSUB" "$r/$LIBSUB/pkgconfig/libdevmem.pc"
 	[ -f "$r/share/man/man7/libdevmem.7" ]
 	# A page for every exported function, rendering without warnings.
 	for f in $(sed -n '/global:/,/local:/p' "$LIB/libdevmem.map" |
@@ -229,17 +256,21 @@ run_prog() {
 	# The installed pc file as if installed at $r (a sysroot would move
 	# libnl's paths too).
 	mkdir -p "$pc"
-	sed "s|^prefix=.*|prefix=$r|" "$r/lib/pkgconfig/libdevmem.pc" >"$pc/libdevmem.pc"
-	export PKG_CONFIG_PATH="$pc"
-	grep -qx 'Requires.private: libnl-genl-3.0 liburing' "$pc/libdevmem.pc"
-	nl_cflags=$(pkg-config --cflags libnl-genl-3.0 liburing)
-	nl_static=$(pkg-config --static --libs libnl-genl-3.0 liburing)
-	# (pkg-config ends its output with a space; the cflags of private
-	# requirements come along, devmem.h needs none of them)
+	sed "s|^prefix=.*|prefix=$r|" "$r/$LIBSUB/pkgconfig/libdevmem.pc" >"$pc/libdevmem.pc"
+	# libnl and liburing are the library's own business: no Requires,
+	# their link flags in Libs.private only
+	run grep -c '^Requires' "$pc/libdevmem.pc"
+	[ "$output" = 0 ]
+	nl_static=$(pkg-config --libs libnl-genl-3.0 liburing)
+	# pkg-config sees nothing but this pc file, and needs nothing else
+	export PKG_CONFIG_LIBDIR="$pc" PKG_CONFIG_PATH=
+	# (pkg-config ends its output with a space)
 	run pkg-config --cflags libdevmem
-	[ "${output% }" = "-I$r/include ${nl_cflags% }" ]
+	[ "$status" -eq 0 ]
+	[ "${output% }" = "-I$r/include" ]
 	run pkg-config --libs libdevmem
-	[ "${output% }" = "-L$r/lib -ldevmem" ]
+	[ "$status" -eq 0 ]
+	[ "${output% }" = "-L$r/$LIBSUB -ldevmem" ]
 	run pkg-config --modversion libdevmem
 	[ "$output" = 1.2 ]
 	cat >"$prog.c" <<-'EOF'
@@ -277,18 +308,18 @@ run_prog() {
 	}
 	EOF
 	gcc -Wall -Werror -o "$prog" "$prog.c" $(pkg-config --cflags --libs libdevmem)
-	run env LD_LIBRARY_PATH="$r/lib" "$prog"
+	run env LD_LIBRARY_PATH="$r/$LIBSUB" "$prog"
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -eq 2 ]
 	[ -n "${lines[0]}" ]
-	run env LD_LIBRARY_PATH="$r/lib" ldd "$prog"
-	[[ "$output" == *"libdevmem.so.1 => $r/lib/libdevmem.so.1"* ]]
+	run env LD_LIBRARY_PATH="$r/$LIBSUB" ldd "$prog"
+	[[ "$output" == *"libdevmem.so.1 => $r/$LIBSUB/libdevmem.so.1"* ]]
 	# The archive, with the private libraries --static adds.
 	run pkg-config --static --libs libdevmem
-	[ "${output% }" = "-L$r/lib -ldevmem -ldl ${nl_static% }" ]
+	[ "${output% }" = "-L$r/$LIBSUB -ldevmem -ldl ${nl_static% }" ]
 	libs=${output/-ldevmem/}
 	gcc -Wall -Werror -o "$prog-static" "$prog.c" \
-		$(pkg-config --cflags libdevmem) "$r/lib/libdevmem.a" $libs
+		$(pkg-config --cflags libdevmem) "$r/$LIBSUB/libdevmem.a" $libs
 	run "$prog-static"
 	[ "$status" -eq 0 ]
 	run ldd "$prog-static"

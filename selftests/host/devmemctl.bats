@@ -279,6 +279,9 @@ while True:
 		 "DEVMEM_STATE_DIR" "DEVMEMCTL_PARSE_ONLY"; do
 		[[ $output == *"$w"* ]] || { echo "missing: $w"; false; }
 	done
+	# what bind prints after the queues, quoted as it prints it
+	run env MANWIDTH=200 man -l "$man"
+	[[ $output == *'followed by " in buffers of N bytes";'* ]]
 }
 
 @test "parsed: objects, verbs and their abbreviations; options" {

@@ -12,21 +12,27 @@ REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 setup_file() {
 	export DEST=$BATS_FILE_TMPDIR/root
 	make -s -C "$REPO" install DESTDIR="$DEST" PREFIX=/usr >&2
+	# the library's directory: Debian's multiarch one under PREFIX
+	local ma
+	ma=$(gcc -print-multiarch 2>/dev/null || true)
+	export L=$DEST/usr/lib${ma:+/$ma}
 }
 
 # pkg-config on the installed copy only: libdevmem.pc from DESTDIR, its
-# prefix taken from where it lies; libnl and liburing from the system.
+# prefix moved there, and nothing else (devmem.h needs no other package).
 dpc() {
-	PKG_CONFIG_PATH="$DEST/usr/lib/pkgconfig" pkg-config --define-prefix "$@"
+	PKG_CONFIG_LIBDIR="$L/pkgconfig" PKG_CONFIG_PATH= \
+		pkg-config --define-variable=prefix="$DEST/usr" "$@"
 }
 
 @test "make install PREFIX=/usr: library, header, pc file, programs and every man page" {
 	local f m
 	[ -f "$DEST/usr/include/devmem.h" ]
-	[ -f "$DEST/usr/lib/libdevmem.so.1" ]
-	[ "$(readlink "$DEST/usr/lib/libdevmem.so")" = libdevmem.so.1 ]
-	[ -f "$DEST/usr/lib/libdevmem.a" ]
-	[ -f "$DEST/usr/lib/pkgconfig/libdevmem.pc" ]
+	[ -f "$L/libdevmem.so.1.2.0" ]
+	[ "$(readlink "$L/libdevmem.so.1")" = libdevmem.so.1.2.0 ]
+	[ "$(readlink "$L/libdevmem.so")" = libdevmem.so.1 ]
+	[ -f "$L/libdevmem.a" ]
+	[ -f "$L/pkgconfig/libdevmem.pc" ]
 	[ -x "$DEST/usr/bin/ncdevmem" ]
 	[ -x "$DEST/usr/sbin/devmemctl" ]
 	[ -f "$DEST/usr/share/man/man1/ncdevmem.1" ]
@@ -39,19 +45,21 @@ dpc() {
 		[ -f "$DEST/usr/share/man/man3/${m##*/}" ]
 	done
 	run bash -c "cd '$DEST' && find . ! -type d | wc -l"
-	[ "$output" -eq $(($(ls "$REPO"/libdevmem/man/*.3 "$REPO"/libdevmem/examples/* | wc -l) + 10)) ]
-	grep -qx 'prefix=/usr' "$DEST/usr/lib/pkgconfig/libdevmem.pc"
+	[ "$output" -eq $(($(ls "$REPO"/libdevmem/man/*.3 "$REPO"/libdevmem/examples/* | wc -l) + 11)) ]
+	grep -qx 'prefix=/usr' "$L/pkgconfig/libdevmem.pc"
 	# nothing installed points into the source tree
-	run grep -rlF "$REPO" "$DEST/usr/include" "$DEST/usr/lib/pkgconfig" "$DEST/usr/share/man"
+	run grep -rlF "$REPO" "$DEST/usr/include" "$L/pkgconfig" "$DEST/usr/share/man"
 	[ "$status" -eq 1 ]
 }
 
 @test "a program builds, links and runs through pkg-config alone (shared and static)" {
 	local p=$BATS_TEST_TMPDIR/prog
 	run dpc --cflags libdevmem
-	[[ $output == "-I$DEST/usr/include"* ]]
+	[ "$status" -eq 0 ]
+	[ "${output% }" = "-I$DEST/usr/include" ]
 	run dpc --libs libdevmem
-	[ "${output% }" = "-L$DEST/usr/lib -ldevmem" ]
+	[ "$status" -eq 0 ]
+	[ "${output% }" = "-L$L -ldevmem" ]
 	cat >"$p.c" <<-'EOF'
 	#include <devmem.h>
 	#include <errno.h>
@@ -72,14 +80,14 @@ dpc() {
 	EOF
 	# shared: the installed .so is the one that runs
 	gcc -Wall -Werror -o "$p" "$p.c" $(dpc --cflags --libs libdevmem)
-	run env LD_LIBRARY_PATH="$DEST/usr/lib" "$p"
+	run env LD_LIBRARY_PATH="$L" "$p"
 	[ "$status" -eq 0 ]
 	[ -n "$output" ]
-	run env LD_LIBRARY_PATH="$DEST/usr/lib" LD_TRACE_LOADED_OBJECTS=1 "$p"
-	[[ $output == *"libdevmem.so.1 => $DEST/usr/lib/libdevmem.so.1"* ]]
+	run env LD_LIBRARY_PATH="$L" LD_TRACE_LOADED_OBJECTS=1 "$p"
+	[[ $output == *"libdevmem.so.1 => $L/libdevmem.so.1"* ]]
 	# static: libdevmem.a and its private requirements from the pc file
 	gcc -Wall -Werror -o "$p.static" "$p.c" $(dpc --cflags libdevmem) \
-		"$DEST/usr/lib/libdevmem.a" $(dpc --static --libs-only-l libdevmem | sed 's/-ldevmem//')
+		"$L/libdevmem.a" $(dpc --static --libs-only-l libdevmem | sed 's/-ldevmem//')
 	run "$p.static"
 	[ "$status" -eq 0 ]
 	run env LD_TRACE_LOADED_OBJECTS=1 "$p.static"
@@ -128,7 +136,7 @@ dpc() {
 		DOCDIR=/opt/d >&2
 	[ -x "$d/opt/b/ncdevmem" ]
 	[ -x "$d/opt/s/devmemctl" ]
-	[ -f "$d/opt/l/libdevmem.so.1" ]
+	[ -f "$d/opt/l/libdevmem.so.1.2.0" ]
 	[ -f "$d/opt/l/pkgconfig/libdevmem.pc" ]
 	[ -f "$d/opt/i/devmem.h" ]
 	[ -f "$d/opt/m/man3/devmem_recv.3" ]
@@ -142,9 +150,10 @@ dpc() {
 @test "the installed examples build with their own Makefile through pkg-config alone, and print their usage" {
 	local ex=$BATS_TEST_TMPDIR/examples
 	cp -r "$DEST/usr/share/doc/libdevmem/examples" "$ex"
-	PKG_CONFIG_PATH="$DEST/usr/lib/pkgconfig" make -s -C "$ex" \
-		PKG_CONFIG='pkg-config --define-prefix' CFLAGS='-O2 -Wall -Wextra -Werror' \
-		LDFLAGS="-Wl,-rpath,$DEST/usr/lib" >&2
+	# (uring-recv drives a ring of its own: liburing's pc file too)
+	PKG_CONFIG_PATH="$L/pkgconfig" make -s -C "$ex" \
+		PKG_CONFIG="pkg-config --define-variable=prefix=$DEST/usr" \
+		CFLAGS='-O2 -Wall -Wextra -Werror' LDFLAGS="-Wl,-rpath,$L" >&2
 	run "$ex/recv-checksum"
 	[ "$status" -eq 2 ]
 	[ "$output" = "usage: recv-checksum IFNAME ADDRESS PORT QUEUE" ]
