@@ -541,10 +541,11 @@ ssize_t devmem_send(struct devmem_sender *s, const struct devmem_span *spans,
 
 /*
  * Collect the kernel's completion reports: store in @done[0..@max) the
- * spans of sends that have completed, in the order they were sent, each
- * of whose bytes may now be reused (pieces of the spans sent where a span
- * went out in two sendmsg() calls or in part; together they cover every
- * byte sent once). Waits up to @timeout_ms for the first report (-1:
+ * spans of sends that have completed, each of whose bytes may now be
+ * reused (pieces of the spans sent where a span went out in two sendmsg()
+ * calls or in part; together they cover every byte sent once). They come
+ * back in send order, the oldest first: a send the kernel reports before
+ * an earlier one is held until that one is reported too. Waits up to @timeout_ms for the first report (-1:
  * without limit; 0: not at all), not at all while nothing is pending or
  * spans are ready. Returns the number of spans stored (0: none completed
  * in time), or -errno with a reason: -EINVAL (NULL argument, @max 0),

@@ -9,7 +9,9 @@
  * starts at 0 and wraps, one that queues nothing takes none. Once the
  * device no longer needs a send's bytes, the socket's error queue gets a
  * report naming an inclusive range of ids; TCP reports in order, merged
- * into ranges, but nothing here depends on the order. So the sender
+ * into ranges, but nothing here depends on the order: a send reported
+ * before an earlier one is held until that one is, so that the caller
+ * gets completions in send order whatever the kernel does. The sender
  * keeps one record per id, in id order from the oldest unreaped one:
  * record i is id head_id + i, found by subtraction, wrap-around
  * included. Each record keeps the spans its sendmsg() queued (pieces of
@@ -377,12 +379,13 @@ static int devmem_sender_drain(struct devmem_sender *s)
 	return err == -EAGAIN ? 0 : err;
 }
 
+/* Spans to hand back: the oldest send not reaped whole is completed. */
 static int devmem_sender_ready(const struct devmem_sender *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nr_recs; i++)
-		if (s->recs[i].done && s->recs[i].nr)
+	for (i = 0; i < s->nr_recs && s->recs[i].done; i++)
+		if (s->recs[i].nr)
 			return 1;
 	return 0;
 }
@@ -455,10 +458,14 @@ DEVMEM_EXPORT ssize_t devmem_sender_reap(struct devmem_sender *s,
 	if (err)
 		return err;
 
-	/* Completed sends in the order they were sent. */
+	/* Completed sends in the order they were sent, up to the first one
+	 * still in flight: a send reported early waits for those before it.
+	 */
 	for (i = 0; i < s->nr_recs && n < max; i++) {
 		r = &s->recs[i];
-		if (!r->done || !r->nr)
+		if (!r->done)
+			break;
+		if (!r->nr)
 			continue;
 		k = r->nr < max - n ? r->nr : max - n;
 		memcpy(done + n, s->spans + (r->first - s->spans_base),
