@@ -19,9 +19,19 @@ test_setup() {
 	NSIM_NO_IPV6=1 nsim_pair 4
 	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
 }
-test_teardown() { nsim_cleanup; }
+test_teardown() {
+	[ -z "${UDMABUF_MODE:-}" ] || chmod "$UDMABUF_MODE" /dev/udmabuf
+	nsim_cleanup
+}
 
 ctl() { in_ns "$NSB" "$BIN/devmemctl" "$@"; }
+# The same as uid 65534 with CAP_NET_ADMIN and nothing else: a service
+# user given the capability, not root.
+ctl_user() {
+	in_ns "$NSB" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all,+net_admin --ambient-caps=-all,+net_admin \
+		"$BIN/devmemctl" "$@"
+}
 nl() { in_ns "$NSB" "$BIN/netdev-nl" "$@"; }
 
 # fails EXIT MESSAGE ARGS...: devmemctl ARGS in B exits EXIT with exactly
@@ -259,6 +269,19 @@ eth_rss() {
 	fails 1 "no network device \"$DEVA\"" teardown dev "$DEVA"
 	DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/no/such fails 1 "state directory $BATS_TEST_TMPDIR/no/such: No such file or directory" \
 		setup dev "$DEVB" queues 1
+	# a user with CAP_NET_ADMIN who may not write the state directory
+	# (root's, mode 0700, as /run/devmem is): the reason names the
+	# directory, root and DEVMEM_STATE_DIR, not a temporary file
+	local dir=/run/devmemctl-test.$$ ino
+	mkdir -m 700 "$dir"
+	ino=$(in_ns "$NSB" stat -L -c %i /proc/self/ns/net)
+	DEVMEM_STATE_DIR=$dir run --separate-stderr ctl_user setup dev "$DEVB" queues 1
+	echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: $dir/netns-$ino-ifindex-$IFB: Permission denied: set-up records what it changes in $dir; run it as root, or set DEVMEM_STATE_DIR to a directory this user can write" ]
+	[ -z "$(ls -A "$dir")" ]
+	rmdir "$dir"
+	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB")" = "$DEVB: tcp-data-split off" ]
 }
 
 @test "bind: prints the id, holds until SIGINT; shows see it; a second bind gets the kernel's extack" {
@@ -359,9 +382,15 @@ eth_rss() {
 }
 
 @test "bind failures: each prints Error: with the kernel's or the library's reason, exit 1" {
-	# header split off
-	fails 1 "header split (tcp-data-split) is off on the device" \
+	# header split off: the kernel's reason, and how to turn it on
+	fails 1 "header split (tcp-data-split) is off on the device: turn it on first (devmem_nic_setup() or devmem_nic_header_split(); \"devmemctl setup\"; \"ethtool -G $DEVB tcp-data-split on\")" \
 		bind dev "$DEVB" queues 3 dmabuf udmabuf 1M
+	# /dev/udmabuf that this user may not open: its mode, not the kernel
+	UDMABUF_MODE=$(stat -c %a /dev/udmabuf)
+	chmod 600 /dev/udmabuf
+	run --separate-stderr ctl_user bind dev "$DEVB" queues 3 dmabuf udmabuf 1M
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: /dev/udmabuf (this user may not open it: see its owner and mode): Permission denied" ]
 	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
 	fails 1 "rx queue id is out of range" bind dev "$DEVB" queues 4 dmabuf udmabuf 1M
 	fails 1 "rx queue id is out of range" bind dev "$DEVB" queues 2-4 dmabuf udmabuf 1M

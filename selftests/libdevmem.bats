@@ -118,7 +118,7 @@ own_netns() {
 	run "$BIN/in-ns" "$NSB" "$LIBTESTS/bind-vm" "$DEVB" 3
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[ "$output" = "bind-vm: bind-rx: Invalid argument: header split (tcp-data-split) is off on the device" ]
+	[ "$output" = "bind-vm: bind-rx: Invalid argument: header split (tcp-data-split) is off on the device: turn it on first (devmem_nic_setup() or devmem_nic_header_split(); \"devmemctl setup\"; \"ethtool -G $DEVB tcp-data-split on\")" ]
 }
 
 # stream_rx PROG [--own-ring] [-s DMABUF-SIZE] BYTES [SEED]: PROG

@@ -12,7 +12,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct devmem_binding {
@@ -57,6 +60,28 @@ static int devmem_bind_put_queues(struct nl_msg *req, const uint32_t *queues,
 	return 0;
 }
 
+/* The kernel's refusal of bind-rx with header split off (mainline's). */
+#define DEVMEM_HDS_OFF	"header split (tcp-data-split) is off on the device"
+
+/*
+ * bind-rx refused with @err: the kernel's reason says what is wrong; for
+ * header split off, the reason also says how to turn it on.
+ */
+static int devmem_bind_rx_refused(int err, int ifindex)
+{
+	char why[128], name[IF_NAMESIZE];
+
+	if (err != -EINVAL ||
+	    strncmp(devmem_last_error(), DEVMEM_HDS_OFF, strlen(DEVMEM_HDS_OFF)))
+		return err;
+	snprintf(why, sizeof(why), "%s", devmem_last_error());
+	if (!if_indextoname((unsigned int)ifindex, name))
+		snprintf(name, sizeof(name), "IFNAME");
+	return devmem_fail(err,
+			   "%s: turn it on first (devmem_nic_setup() or devmem_nic_header_split(); \"devmemctl setup\"; \"ethtool -G %s tcp-data-split on\")",
+			   why, name);
+}
+
 /*
  * The request and reply of bind-rx and bind-tx: @cmd with the device,
  * the fd and, for rx, the queues and the rx page size (0: none), on a
@@ -98,6 +123,8 @@ static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 		goto err_free_req;
 	}
 	err = devmem_nl_transact(&b->nl, req, devmem_bind_reply, b);
+	if (err && !b->tx)
+		err = devmem_bind_rx_refused(err, ifindex);
 	if (err)
 		goto err_close;
 	if (!b->id) {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DEVMEM_ERROR_LEN	256
+#define DEVMEM_ERROR_LEN	512
 
 static __thread char devmem_error[DEVMEM_ERROR_LEN];
 

@@ -1006,6 +1006,36 @@ static int nic_format(const struct devmem_nic *n, char **bufp, size_t *lenp)
 }
 
 /*
+ * The device's own state file. While a state has changes recorded it
+ * holds the file open and flock()ed: the kernel drops the lock when the
+ * process ends, however it ends, which tells an abandoned state from one
+ * in use.
+ */
+static const char *nic_state_dir(void)
+{
+	const char *dir = secure_getenv(NIC_STATE_DIR_ENV);
+
+	return dir && *dir ? dir : NIC_STATE_DIR;
+}
+
+/*
+ * @what (the state directory @dir or a file in it) failed with @err: for
+ * a directory this user may not write, the reason says where set-up keeps
+ * its state and what to do about it.
+ */
+static int nic_state_dir_fail(int err, const char *what, const char *dir)
+{
+	char text[64];
+
+	if (err != -EACCES && err != -EPERM && err != -EROFS)
+		return devmem_fail_errno(err, "%s", what);
+	return devmem_fail(err,
+			   "%s: %s: set-up records what it changes in %s; run it as root, or set "
+			   NIC_STATE_DIR_ENV " to a directory this user can write",
+			   what, strerror_r(-err, text, sizeof(text)), dir);
+}
+
+/*
  * A new file next to @path (@path.XXXXXX) holding the state, written and
  * synced: its name in *@tmpp (to free), its open fd in *@fdp.
  */
@@ -1026,7 +1056,7 @@ static int nic_write_tmp(const struct devmem_nic *n, const char *path,
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		err = devmem_fail_errno(-errno, "%s", tmp);
+		err = devmem_fail_errno(-errno, "a new file next to %s", path);
 		goto err_free;
 	}
 	while (off < len) {
@@ -1055,19 +1085,6 @@ err_free:
 	free(tmp);
 	free(buf);
 	return err;
-}
-
-/*
- * The device's own state file. While a state has changes recorded it
- * holds the file open and flock()ed: the kernel drops the lock when the
- * process ends, however it ends, which tells an abandoned state from one
- * in use.
- */
-static const char *nic_state_dir(void)
-{
-	const char *dir = secure_getenv(NIC_STATE_DIR_ENV);
-
-	return dir && *dir ? dir : NIC_STATE_DIR;
 }
 
 /* The state file of device @ifindex of the caller's network namespace
@@ -1114,17 +1131,22 @@ static int nic_state_busy(const struct devmem_nic *n, const char *path)
 static int nic_state_claim(struct devmem_nic *n)
 {
 	const char *dir = nic_state_dir();
-	char *path, *tmp;
+	char *path, *tmp, what[PATH_MAX + 32];
 	int fd, err;
 
 	if (n->state_fd >= 0)
 		return 0;
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return devmem_fail_errno(-errno, "state directory %s", dir);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		snprintf(what, sizeof(what), "state directory %s", dir);
+		return nic_state_dir_fail(err, what, dir);
+	}
 	err = nic_state_path(n->ifindex, &path);
 	if (err)
 		return err;
 	err = nic_write_tmp(n, path, &tmp, &fd);
+	if (err == -EACCES || err == -EPERM || err == -EROFS)
+		err = nic_state_dir_fail(err, path, dir);
 	if (err)
 		goto err_path;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {

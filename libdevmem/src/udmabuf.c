@@ -69,9 +69,16 @@ static int devmem_udmabuf_new(struct devmem_dmabuf **dbp, size_t size,
 		return err;
 
 	dev = open(DEVMEM_UDMABUF_DEV, O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return devmem_fail_errno(-errno, "%s (CONFIG_UDMABUF)",
+	if (dev < 0 && (errno == ENOENT || errno == ENODEV || errno == ENXIO))
+		return devmem_fail_errno(-errno,
+					 "%s (the kernel needs CONFIG_UDMABUF)",
 					 DEVMEM_UDMABUF_DEV);
+	if (dev < 0 && (errno == EACCES || errno == EPERM))
+		return devmem_fail_errno(-errno,
+					 "%s (this user may not open it: see its owner and mode)",
+					 DEVMEM_UDMABUF_DEV);
+	if (dev < 0)
+		return devmem_fail_errno(-errno, "%s", DEVMEM_UDMABUF_DEV);
 	memfd = devmem_udmabuf_memfd(size, huge);
 	if (memfd < 0) {
 		err = memfd;

@@ -5,6 +5,7 @@
  * /dev/udmabuf.
  */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <devmem.h>
@@ -20,8 +21,12 @@ static int test_udmabuf(void)
 	int ret;
 
 	ret = devmem_dmabuf_new_udmabuf(&db, size);
-	if (ret == -ENOENT)
+	if (ret == -ENOENT) {
+		/* the reason names the kernel option it takes */
+		CHECK(strcmp(devmem_last_error(),
+			     "/dev/udmabuf (the kernel needs CONFIG_UDMABUF): No such file or directory") == 0);
 		return t_skip("no udmabuf: %s", devmem_last_error());
+	}
 	CHECK_EQ(ret, 0);
 	CHECK_EQ(check_host_buffer(db, DEVMEM_DMABUF_UDMABUF, size), T_PASS);
 
