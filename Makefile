@@ -126,12 +126,9 @@ help:
 # What a user gets: the library (libdevmem's own install), ncdevmem and
 # devmemctl with their man pages. The programs link libdevmem statically.
 PREFIX ?= /usr/local
-MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
-# Debian's multiarch directory where the compiler names one, as libdevmem's
-# own Makefile has it.
-LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+include scripts/libdir.mk
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
