@@ -7,6 +7,7 @@
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 RUN=$REPO/selftests/vm/run
+QEMU=$(command -v qemu-system-x86_64)
 
 setup() {
 	export VM_LOG_DIR=$BATS_TEST_TMPDIR/vm
@@ -84,10 +85,75 @@ console_log() { sed -n 's/^vm: .*console log: //p' <<<"$output" | tail -n 1; }
 	[[ $output != *"not ok 1"* && $output != *"not ok 3"* ]]
 }
 
+# A qemu-system-x86_64 first in PATH that dies of SIGSEGV: on its first
+# $1 calls before starting the real one, or ("after") once the guest has
+# started CMD. It counts its calls in $BATS_TEST_TMPDIR/calls.
+crashing_qemu() {
+	local real=$QEMU
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cat >"$BATS_TEST_TMPDIR/bin/qemu-system-x86_64" <<EOF
+#!/bin/bash
+ulimit -c 0
+n=\$(cat "$BATS_TEST_TMPDIR/calls" 2>/dev/null || echo 0)
+echo \$((n + 1)) >"$BATS_TEST_TMPDIR/calls"
+if [ "$1" != after ]; then
+	# what a real crash leaves: the first lines of the boot
+	for a; do [ "\$a" = "\${a#file:}" ] || echo "fake early boot" >"\${a#file:}"; done
+	[ "\$n" -ge "$1" ] || kill -SEGV \$\$
+	exec "$real" "\$@"
+fi
+for a; do
+	case \$a in local,id=vm,path=*) share=\${a#local,id=vm,path=}; share=\${share%%,*} ;; esac
+done
+"$real" "\$@" &
+q=\$!
+while [ ! -e "\$share/started" ]; do kill -0 \$q || exit 1; sleep 0.1; done
+kill -KILL \$q
+wait \$q
+kill -SEGV \$\$
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/bin/qemu-system-x86_64"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH
+}
+
+@test "qemu dying of a signal before the guest starts CMD boots again, once; its console log is kept" {
+	crashing_qemu 1
+	run "$RUN" -- 'exit 3'
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -eq 2 ]
+	[[ $output == *"vm: qemu died of signal 11 (SEGV) before the guest started CMD; booting again (console log: "*"/console.boot1.log)"* ]]
+	[ "$(cat "$(dirname "$(console_log)")/console.boot1.log")" = "fake early boot" ]
+}
+
+@test "qemu dying twice before CMD, or after CMD started, fails the run" {
+	crashing_qemu 2
+	run "$RUN" -- 'exit 3'
+	echo "$output"
+	[ "$status" -eq 125 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -eq 2 ]
+	[[ $output == *"vm: FAIL: guest stopped before CMD finished (qemu exit 139"* ]]
+	rm "$BATS_TEST_TMPDIR/calls"
+	VM_BOOT_RETRIES=0 run "$RUN" -- 'exit 3'
+	[ "$status" -eq 125 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -eq 1 ]
+	crashing_qemu after
+	rm "$BATS_TEST_TMPDIR/calls"
+	run "$RUN" -- 'sleep 60'
+	echo "$output"
+	[ "$status" -eq 125 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -eq 1 ]
+	[[ $output != *"booting again"* ]]
+	[[ $output == *"vm: FAIL: guest stopped before CMD finished (qemu exit 139"* ]]
+}
+
 @test "bad usage is refused with a reason and exit 2" {
 	VM_TIMEOUT=abc run "$RUN" -- true
 	[ "$status" -eq 2 ]
 	[[ $output == *"VM_TIMEOUT must be a positive number"* ]]
+	VM_BOOT_RETRIES=-1 run "$RUN" -- true
+	[ "$status" -eq 2 ]
+	[[ $output == *"VM_BOOT_RETRIES must be a number of boots, not '-1'"* ]]
 	run "$RUN"
 	[ "$status" -eq 2 ]
 	run "$RUN" --bogus true
