@@ -8,7 +8,9 @@
 #
 # * dma-buf providers: /dev/udmabuf and the system dma-heap. The programs
 #   allocate a buffer, write a pattern through their own mapping of the fd
-#   and read it back with devmem_dmabuf_read() (mmap + DMA_BUF_IOCTL_SYNC).
+#   and read it back with devmem_dmabuf_read() (mmap + DMA_BUF_IOCTL_SYNC)
+#   and through the library's own mapping (devmem_dmabuf_map()) between
+#   begin and end of access.
 # * the netdev family: netlink and netlink-layer assert our kernel's
 #   errnos and extack texts for what they refuse (the table in
 #   libdevmem/tests/netlink.c); bind-vm binds a udmabuf to a netdevsim rx

@@ -9,8 +9,9 @@
  * out of RSS, TCP to ADDRESS:PORT steered to QUEUE), binds a 2 MiB
  * udmabuf to QUEUE, accepts one connection on ADDRESS:PORT and receives
  * until the peer closes. The payload stays in the dma-buf; the checksum
- * reads it back through the library, in stream order, as a GPU program
- * would hand each fragment to its kernels. Tokens go back as it goes, so
+ * reads each fragment where it landed, through the library's mapping of
+ * the buffer, in stream order, as a GPU program would hand each fragment
+ * to its kernels. Tokens go back as it goes, so
  * a stream of any length fits through the small buffer. Afterwards the
  * device is put back as it was.
  *
@@ -56,35 +57,40 @@ static int receive(int fd, struct devmem_dmabuf *db,
 		   const struct devmem_binding *b)
 {
 	struct devmem_rx_result res = { .size = sizeof(res) };
-	static uint8_t host[64 << 10], tmp[4096];
+	static uint8_t host[64 << 10];
 	struct devmem_recycler *rc = NULL;
 	struct devmem_rx *rx = NULL;
+	const uint8_t *base;
 	uint64_t total = 0;
 	uint32_t crc = 0;
 	ssize_t n = -1;
 	size_t i;
 
-	if (devmem_rx_new(&rx, 0, 0) < 0 ||
+	if (devmem_dmabuf_map(db, DEVMEM_ACCESS_READ, (void **)&base) < 0 ||
+	    devmem_rx_new(&rx, 0, 0) < 0 ||
 	    devmem_recycler_new(&rc, fd, devmem_binding_buffers(b)) < 0 ||
 	    devmem_rx_set_recycler(rx, rc) < 0) {
 		fprintf(stderr, "receive: %s\n", devmem_last_error());
 		goto out;
 	}
 	while ((n = devmem_recv(rx, fd, host, sizeof(host), 0, &res)) > 0) {
+		/* one access for all the fragments of this receive */
+		if (res.nr_frags &&
+		    devmem_dmabuf_begin_access(db, DEVMEM_ACCESS_READ) < 0) {
+			fprintf(stderr, "access: %s\n", devmem_last_error());
+			goto out;
+		}
 		for (i = 0; i < res.nr_segs; i++) {
 			const struct devmem_seg *s = &res.segs[i];
 
-			if (s->type == DEVMEM_SEG_HOST) {
-				crc = crc32_update(crc, s->host, s->len);
-				continue;
-			}
-			/* one buffer each: a fragment is at most a page */
-			if (s->len > sizeof(tmp) ||
-			    devmem_dmabuf_read(db, s->frag.offset, tmp, s->len) < 0) {
-				fprintf(stderr, "read: %s\n", devmem_last_error());
-				goto out;
-			}
-			crc = crc32_update(crc, tmp, s->len);
+			crc = crc32_update(crc, s->type == DEVMEM_SEG_HOST ?
+					   s->host : base + s->frag.offset,
+					   s->len);
+		}
+		if (res.nr_frags &&
+		    devmem_dmabuf_end_access(db, DEVMEM_ACCESS_READ) < 0) {
+			fprintf(stderr, "access: %s\n", devmem_last_error());
+			goto out;
 		}
 		total += n;
 		if (devmem_recycler_add_frags(rc, res.frags, res.nr_frags) < 0) {

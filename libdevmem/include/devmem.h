@@ -33,7 +33,7 @@ extern "C" {
  * member) and structs the library hands out only grow at their end.
  */
 #define DEVMEM_VERSION_MAJOR	1
-#define DEVMEM_VERSION_MINOR	2
+#define DEVMEM_VERSION_MINOR	3
 #define DEVMEM_VERSION_NUMBER(major, minor)	(((major) << 16) | (minor))
 #define DEVMEM_VERSION \
 	DEVMEM_VERSION_NUMBER(DEVMEM_VERSION_MAJOR, DEVMEM_VERSION_MINOR)
@@ -324,6 +324,38 @@ int devmem_dmabuf_read(struct devmem_dmabuf *db, uint64_t off, void *dst,
 		       size_t len);
 
 /*
+ * The CPU's view of a host-memory buffer (udmabuf, heap, an imported fd
+ * that can be mapped), for reading payload in place and writing what is
+ * to be sent. DMA_BUF_IOCTL_SYNC brackets every CPU access: begin before
+ * touching the bytes, end after, with the same @access.
+ */
+#define DEVMEM_ACCESS_READ	(1U << 0)
+#define DEVMEM_ACCESS_WRITE	(1U << 1)
+
+/*
+ * Store in *@addrp the address of the whole buffer in this process: one
+ * shared mapping, made by the first call (or devmem_dmabuf_read()) and
+ * kept until devmem_dmabuf_free(), so every call gives the same address;
+ * writable when the fd is open for writing. @access says what the caller
+ * will do: DEVMEM_ACCESS_READ, DEVMEM_ACCESS_WRITE or both. Safe to call
+ * from several threads. Returns 0, or -errno with a reason: -EINVAL
+ * (NULL argument, bad @access); -EOPNOTSUPP (GPU memory: use
+ * devmem_dmabuf_cuda_addr()); -EACCES (write access to a read-only fd);
+ * mmap's errors. Since 1.3.
+ */
+int devmem_dmabuf_map(struct devmem_dmabuf *db, unsigned int access,
+		      void **addrp);
+/*
+ * Begin and end a CPU access of @access (DMA_BUF_IOCTL_SYNC start and
+ * end): the device's writes before the begin are visible to the CPU
+ * after it, and the CPU's writes are the device's after the end. Returns
+ * 0, or -errno with a reason: those of devmem_dmabuf_map(), and the
+ * ioctl's (-ENOTTY: not a dma-buf). Since 1.3.
+ */
+int devmem_dmabuf_begin_access(struct devmem_dmabuf *db, unsigned int access);
+int devmem_dmabuf_end_access(struct devmem_dmabuf *db, unsigned int access);
+
+/*
  * The GPU address of a devmem_dmabuf_new_cuda() buffer's memory, valid in
  * the device's primary context (the CUDA runtime's) for as long as the
  * buffer lives: for the application's own kernels and copies. NULL for
@@ -559,6 +591,39 @@ ssize_t devmem_sender_reap(struct devmem_sender *s, struct devmem_span *done,
 
 /* Bytes sent that devmem_sender_reap() has not returned yet. Since 1.1. */
 uint64_t devmem_sender_pending(const struct devmem_sender *s);
+
+/*
+ * Tagged sends: each call carries a caller's 64-bit @tag, and its
+ * completion gives it back with the bytes that call queued, as
+ * io_uring's user_data or a work request's wr_id. Completions come in
+ * send order, the oldest first, like devmem_sender_reap()'s spans. A
+ * sender's sends are all tagged or all untagged: the first send decides,
+ * and the other kind of send or reap fails with -EINVAL.
+ */
+struct devmem_send_completion {
+	uint64_t tag;		/* the send's */
+	uint64_t bytes;		/* what it queued (its return value) */
+};
+
+/*
+ * devmem_send() with a tag: the bytes it returns (all of the spans', or
+ * fewer) complete together, as one completion of @tag. A send that
+ * queued nothing has no completion. Since 1.3.
+ */
+ssize_t devmem_send_tagged(struct devmem_sender *s,
+			   const struct devmem_span *spans, size_t nr_spans,
+			   int flags, uint64_t tag);
+
+/*
+ * Store in @done[0..@max) the completions of tagged sends whose bytes the
+ * device no longer needs, in send order, and wait as devmem_sender_reap()
+ * does. Returns the number stored, or -errno with a reason: those of
+ * devmem_sender_reap(), and -EINVAL when the sender's sends are not
+ * tagged. Since 1.3.
+ */
+ssize_t devmem_sender_reap_tagged(struct devmem_sender *s,
+				  struct devmem_send_completion *done,
+				  size_t max, int timeout_ms);
 
 enum devmem_queue_type {
 	DEVMEM_QUEUE_RX = 0,

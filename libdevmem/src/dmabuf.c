@@ -50,7 +50,7 @@ DEVMEM_EXPORT void devmem_dmabuf_free(struct devmem_dmabuf *db)
 	if (!db)
 		return;
 	if (db->map)
-		munmap((void *)db->map, db->size);
+		munmap(db->map, db->size);
 	close(db->fd);
 	if (db->ops && db->ops->release)
 		db->ops->release(db);
@@ -141,33 +141,126 @@ static int devmem_dmabuf_sync(int fd, uint64_t flags)
 	return 0;
 }
 
-static int devmem_dmabuf_map(struct devmem_dmabuf *db)
+static int devmem_dmabuf_writable(const struct devmem_dmabuf *db)
 {
-	void *map;
+	int fl = fcntl(db->fd, F_GETFL);
 
-	map = mmap(NULL, db->size, PROT_READ, MAP_SHARED, db->fd, 0);
+	return fl >= 0 && (fl & O_ACCMODE) == O_RDWR;
+}
+
+/*
+ * The buffer's mapping, made once and kept until the buffer is freed, so
+ * that every caller gets the same address: writable when the fd was
+ * opened for writing (as udmabuf and heap fds are), read-only otherwise.
+ * Two threads may race to make it; the loser unmaps its own.
+ */
+static int devmem_dmabuf_mapping(struct devmem_dmabuf *db, void **addrp)
+{
+	int prot = PROT_READ;
+	void *map, *none = NULL;
+
+	map = __atomic_load_n(&db->map, __ATOMIC_ACQUIRE);
+	if (map) {
+		*addrp = map;
+		return 0;
+	}
+	if (devmem_dmabuf_writable(db))
+		prot |= PROT_WRITE;
+	map = mmap(NULL, db->size, prot, MAP_SHARED, db->fd, 0);
 	if (map == MAP_FAILED)
 		return devmem_fail_errno(-errno, "mmap of dma-buf fd %d",
 					 db->fd);
-	db->map = map;
+	if (!__atomic_compare_exchange_n(&db->map, &none, map, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(map, db->size);
+		map = none;
+	}
+	*addrp = map;
 	return 0;
+}
+
+static uint64_t devmem_access_sync_flags(unsigned int access)
+{
+	if (access == (DEVMEM_ACCESS_READ | DEVMEM_ACCESS_WRITE))
+		return DMA_BUF_SYNC_RW;
+	return access == DEVMEM_ACCESS_WRITE ? DMA_BUF_SYNC_WRITE :
+		DMA_BUF_SYNC_READ;
+}
+
+/* The arguments of every access call; 0 or -errno with the reason set. */
+static int devmem_access_check(const struct devmem_dmabuf *db,
+			       unsigned int access)
+{
+	if (!db)
+		return devmem_fail(-EINVAL, "no buffer");
+	if (!access || access & ~(DEVMEM_ACCESS_READ | DEVMEM_ACCESS_WRITE))
+		return devmem_fail(-EINVAL, "access 0x%x: give DEVMEM_ACCESS_READ, DEVMEM_ACCESS_WRITE or both",
+				   access);
+	if (db->ops && db->ops->read)
+		return devmem_fail(-EOPNOTSUPP, "the CPU cannot map this buffer's memory (GPU memory: use devmem_dmabuf_cuda_addr() in GPU code)");
+	if ((access & DEVMEM_ACCESS_WRITE) && !devmem_dmabuf_writable(db))
+		return devmem_fail(-EACCES, "dma-buf fd %d is open read-only: it cannot be written",
+				   db->fd);
+	return 0;
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_map(struct devmem_dmabuf *db,
+				    unsigned int access, void **addrp)
+{
+	int err;
+
+	devmem_error_clear();
+	err = devmem_access_check(db, access);
+	if (err)
+		return err;
+	if (!addrp)
+		return devmem_fail(-EINVAL, "no place for the address");
+	return devmem_dmabuf_mapping(db, addrp);
+}
+
+static int devmem_dmabuf_access(struct devmem_dmabuf *db, unsigned int access,
+				uint64_t when)
+{
+	int err;
+
+	devmem_error_clear();
+	err = devmem_access_check(db, access);
+	if (err)
+		return err;
+	err = devmem_dmabuf_sync(db->fd, when | devmem_access_sync_flags(access));
+	if (err)
+		return devmem_fail_errno(err, "DMA_BUF_IOCTL_SYNC %s on fd %d",
+					 when == DMA_BUF_SYNC_START ? "start" : "end",
+					 db->fd);
+	return 0;
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_begin_access(struct devmem_dmabuf *db,
+					     unsigned int access)
+{
+	return devmem_dmabuf_access(db, access, DMA_BUF_SYNC_START);
+}
+
+DEVMEM_EXPORT int devmem_dmabuf_end_access(struct devmem_dmabuf *db,
+					   unsigned int access)
+{
+	return devmem_dmabuf_access(db, access, DMA_BUF_SYNC_END);
 }
 
 static int devmem_dmabuf_read_mapped(struct devmem_dmabuf *db, uint64_t off,
 				     void *dst, size_t len)
 {
+	void *map;
 	int err;
 
-	if (!db->map) {
-		err = devmem_dmabuf_map(db);
-		if (err)
-			return err;
-	}
+	err = devmem_dmabuf_mapping(db, &map);
+	if (err)
+		return err;
 	err = devmem_dmabuf_sync(db->fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 	if (err)
 		return devmem_fail_errno(err, "DMA_BUF_IOCTL_SYNC start on fd %d",
 					 db->fd);
-	memcpy(dst, (const unsigned char *)db->map + off, len);
+	memcpy(dst, (const unsigned char *)map + off, len);
 	err = devmem_dmabuf_sync(db->fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	if (err)
 		return devmem_fail_errno(err, "DMA_BUF_IOCTL_SYNC end on fd %d",

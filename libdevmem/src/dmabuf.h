@@ -20,7 +20,7 @@ struct devmem_dmabuf {
 	int fd;
 	size_t size;
 	enum devmem_dmabuf_kind kind;
-	const void *map;		/* read-only, made by the first read */
+	void *map;		/* made by the first map or read, then kept */
 	const struct devmem_dmabuf_ops *ops;	/* NULL: nothing to add */
 	void *priv;			/* the provider's */
 };

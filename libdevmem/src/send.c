@@ -43,8 +43,18 @@
 /* The spans of one send (one id) that the caller has not reaped yet. */
 struct devmem_send_rec {
 	uint64_t first;		/* its first span, an index into the spans */
+	uint64_t bytes;		/* what the sendmsg() queued */
+	uint64_t tag;		/* the caller's call's, when tagged */
 	uint32_t nr;		/* spans left to hand back */
-	int done;		/* the kernel reported it */
+	uint8_t done;		/* the kernel reported it */
+	uint8_t last;		/* the last of a tagged call's records */
+};
+
+/* What the first send made of a sender. */
+enum devmem_send_mode {
+	DEVMEM_SEND_ANY,	/* no send yet */
+	DEVMEM_SEND_SPANS,	/* devmem_send(), reaped as spans */
+	DEVMEM_SEND_TAGGED,	/* devmem_send_tagged(), reaped as tags */
 };
 
 struct devmem_sender {
@@ -58,6 +68,7 @@ struct devmem_sender {
 	uint64_t spans_base;	/* the index of spans[0] */
 	size_t nr_spans, cap_spans;
 	uint64_t pending;	/* bytes sent and not reaped */
+	enum devmem_send_mode mode;
 	devmem_sendmsg_fn sendmsg;
 	devmem_recvmsg_fn recvmsg;
 	void *hook_arg;
@@ -185,15 +196,19 @@ static int devmem_sender_reserve(struct devmem_sender *s, size_t spans)
 }
 
 /* Record the send of the first @bytes of s->iov as the next id. */
-static void devmem_sender_record(struct devmem_sender *s, size_t bytes)
+static void devmem_sender_record(struct devmem_sender *s, size_t bytes,
+				 uint64_t tag)
 {
 	struct devmem_send_rec *r = &s->recs[s->nr_recs++];
 	struct devmem_span *sp;
 	size_t i;
 
 	r->first = s->spans_base + s->nr_spans;
+	r->bytes = bytes;
+	r->tag = tag;
 	r->nr = 0;
 	r->done = 0;
+	r->last = 0;
 	for (i = 0; bytes; i++) {
 		sp = &s->spans[s->nr_spans++];
 		sp->offset = (uintptr_t)s->iov[i].iov_base;
@@ -231,9 +246,27 @@ static int devmem_spans_check(const struct devmem_span *spans, size_t nr)
 	return 0;
 }
 
-DEVMEM_EXPORT ssize_t devmem_send(struct devmem_sender *s,
+static const char *const devmem_send_mode_calls[] = {
+	[DEVMEM_SEND_SPANS] = "devmem_send() and devmem_sender_reap()",
+	[DEVMEM_SEND_TAGGED] =
+		"devmem_send_tagged() and devmem_sender_reap_tagged()",
+};
+
+/* -EINVAL with the reason unless the sender's sends are of @mode. */
+static int devmem_sender_mode_check(const struct devmem_sender *s,
+				    enum devmem_send_mode mode)
+{
+	if (s->mode == DEVMEM_SEND_ANY || s->mode == mode)
+		return 0;
+	return devmem_fail(-EINVAL, "this sender's sends are %s: use %s",
+			   s->mode == DEVMEM_SEND_TAGGED ? "tagged" : "not tagged",
+			   devmem_send_mode_calls[s->mode]);
+}
+
+static ssize_t devmem_send_common(struct devmem_sender *s,
 				  const struct devmem_span *spans,
-				  size_t nr_spans, int flags)
+				  size_t nr_spans, int flags,
+				  enum devmem_send_mode mode, uint64_t tag)
 {
 	struct msghdr msg = { 0 };
 	size_t i = 0, niov, bytes, take;
@@ -244,6 +277,9 @@ DEVMEM_EXPORT ssize_t devmem_send(struct devmem_sender *s,
 	devmem_error_clear();
 	if (!s)
 		return devmem_fail(-EINVAL, "no sender");
+	err = devmem_sender_mode_check(s, mode);
+	if (err)
+		return err;
 	if (!spans || !nr_spans)
 		return devmem_fail(-EINVAL, "no spans to send");
 	err = devmem_spans_check(spans, nr_spans);
@@ -288,14 +324,34 @@ DEVMEM_EXPORT ssize_t devmem_send(struct devmem_sender *s,
 		}
 		if (!ret)
 			break;
-		devmem_sender_record(s, (size_t)ret);
+		devmem_sender_record(s, (size_t)ret, tag);
+		s->mode = mode;
 		s->pending += (uint64_t)ret;
 		sent += ret;
 		if ((size_t)ret < bytes)
 			break;
 	}
+	if (sent && mode == DEVMEM_SEND_TAGGED)
+		s->recs[s->nr_recs - 1].last = 1;
 	devmem_error_clear();
 	return sent;
+}
+
+DEVMEM_EXPORT ssize_t devmem_send(struct devmem_sender *s,
+				  const struct devmem_span *spans,
+				  size_t nr_spans, int flags)
+{
+	return devmem_send_common(s, spans, nr_spans, flags, DEVMEM_SEND_SPANS,
+				  0);
+}
+
+DEVMEM_EXPORT ssize_t devmem_send_tagged(struct devmem_sender *s,
+					 const struct devmem_span *spans,
+					 size_t nr_spans, int flags,
+					 uint64_t tag)
+{
+	return devmem_send_common(s, spans, nr_spans, flags,
+				  DEVMEM_SEND_TAGGED, tag);
 }
 
 /*
@@ -379,11 +435,35 @@ static int devmem_sender_drain(struct devmem_sender *s)
 	return err == -EAGAIN ? 0 : err;
 }
 
-/* Spans to hand back: the oldest send not reaped whole is completed. */
+/*
+ * The records of the oldest tagged call not reaped: recs[0..*@end), the
+ * last one flagged. 0 when not all of them are reported yet.
+ */
+static int devmem_sender_call_done(const struct devmem_sender *s, size_t from,
+				   size_t *end)
+{
+	size_t i;
+
+	for (i = from; i < s->nr_recs; i++) {
+		if (!s->recs[i].done)
+			return 0;
+		if (s->recs[i].last) {
+			*end = i + 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Something to hand back: spans of a completed send not reaped whole, or
+ * a tagged call all of whose sends are reported.
+ */
 static int devmem_sender_ready(const struct devmem_sender *s)
 {
 	size_t i;
 
+	if (s->mode == DEVMEM_SEND_TAGGED)
+		return devmem_sender_call_done(s, 0, &i);
 	for (i = 0; i < s->nr_recs && s->recs[i].done; i++)
 		if (s->recs[i].nr)
 			return 1;
@@ -436,6 +516,27 @@ static void devmem_sender_trim(struct devmem_sender *s)
 	s->spans_base += drop;
 }
 
+/* What both reaps do first: check, read the reports, wait if need be. */
+static int devmem_sender_reap_begin(struct devmem_sender *s, const void *done,
+				    size_t max, int timeout_ms,
+				    enum devmem_send_mode mode)
+{
+	int err;
+
+	devmem_error_clear();
+	if (!s)
+		return devmem_fail(-EINVAL, "no sender");
+	err = devmem_sender_mode_check(s, mode);
+	if (err)
+		return err;
+	if (!done || !max)
+		return devmem_fail(-EINVAL, "no room for completions");
+	err = devmem_sender_drain(s);
+	if (!err && timeout_ms && s->nr_recs && !devmem_sender_ready(s))
+		err = devmem_sender_wait(s, timeout_ms);
+	return err;
+}
+
 DEVMEM_EXPORT ssize_t devmem_sender_reap(struct devmem_sender *s,
 					 struct devmem_span *done, size_t max,
 					 int timeout_ms)
@@ -444,19 +545,12 @@ DEVMEM_EXPORT ssize_t devmem_sender_reap(struct devmem_sender *s,
 	size_t i, n = 0, k;
 	int err;
 
-	devmem_error_clear();
-	if (!s)
-		return devmem_fail(-EINVAL, "no sender");
-	if (!done || !max)
-		return devmem_fail(-EINVAL, "no room for completed spans");
-	if (max > SSIZE_MAX)
-		max = SSIZE_MAX;
-
-	err = devmem_sender_drain(s);
-	if (!err && timeout_ms && s->nr_recs && !devmem_sender_ready(s))
-		err = devmem_sender_wait(s, timeout_ms);
+	err = devmem_sender_reap_begin(s, done, max, timeout_ms,
+				       DEVMEM_SEND_SPANS);
 	if (err)
 		return err;
+	if (max > SSIZE_MAX)
+		max = SSIZE_MAX;
 
 	/* Completed sends in the order they were sent, up to the first one
 	 * still in flight: a send reported early waits for those before it.
@@ -474,6 +568,38 @@ DEVMEM_EXPORT ssize_t devmem_sender_reap(struct devmem_sender *s,
 		r->nr -= k;
 		while (k--)
 			s->pending -= done[n++].len;
+	}
+	devmem_sender_trim(s);
+	return (ssize_t)n;
+}
+
+DEVMEM_EXPORT ssize_t
+devmem_sender_reap_tagged(struct devmem_sender *s,
+			  struct devmem_send_completion *done, size_t max,
+			  int timeout_ms)
+{
+	size_t i = 0, end, n = 0;
+	uint64_t bytes;
+	int err;
+
+	err = devmem_sender_reap_begin(s, done, max, timeout_ms,
+				       DEVMEM_SEND_TAGGED);
+	if (err)
+		return err;
+	if (max > SSIZE_MAX)
+		max = SSIZE_MAX;
+
+	/* Whole calls in the order they were made, up to the first one with
+	 * a send still in flight.
+	 */
+	while (n < max && devmem_sender_call_done(s, i, &end)) {
+		done[n].tag = s->recs[i].tag;
+		for (bytes = 0; i < end; i++) {
+			bytes += s->recs[i].bytes;
+			s->recs[i].nr = 0;
+		}
+		done[n++].bytes = bytes;
+		s->pending -= bytes;
 	}
 	devmem_sender_trim(s);
 	return (ssize_t)n;

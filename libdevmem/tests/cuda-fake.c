@@ -69,6 +69,10 @@ static int test_export(void)
 	CHECK_EQ(devmem_dmabuf_read(db, size - 64, buf, 64), 0);
 	CHECK_EQ(buf[0], 0x5a);
 	CHECK_EQ(buf[63], 0x5a);
+	/* the CPU has no view of GPU memory */
+	CHECK_EQ(devmem_dmabuf_map(db, DEVMEM_ACCESS_READ, (void **)&gpu), -EOPNOTSUPP);
+	CHECK_EQ(strcmp(devmem_last_error(), "the CPU cannot map this buffer's memory (GPU memory: use devmem_dmabuf_cuda_addr() in GPU code)"), 0);
+	CHECK_EQ(devmem_dmabuf_begin_access(db, DEVMEM_ACCESS_READ), -EOPNOTSUPP);
 	CHECK_EQ(ctx_refs(), 1);
 	devmem_dmabuf_free(db);
 	CHECK_CLEAN();

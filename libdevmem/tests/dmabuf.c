@@ -4,7 +4,8 @@
  * before any device is touched, import of an fd (a memfd stands in for a
  * dma-buf, so the sync ioctl must fail with ENOTTY), read bounds, the
  * error contract of providers that are absent (CUDA without libcuda, a
- * heap that does not exist), and the per-thread reason text.
+ * heap that does not exist), the mapped view and its access calls on a
+ * memfd, and the per-thread reason text.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -129,6 +130,95 @@ static int test_import(void)
 	return T_PASS;
 }
 
+/*
+ * The mapped view of an imported memfd: one address for every call and
+ * thread, writable as the fd is; the access calls check their arguments,
+ * then fail as the sync ioctl does on a file that is no dma-buf. A
+ * read-only fd maps for reading and refuses write access.
+ */
+static void *map_in_thread(void *arg)
+{
+	void *addr = NULL;
+
+	if (devmem_dmabuf_map(arg, DEVMEM_ACCESS_READ, &addr))
+		return NULL;
+	return addr;
+}
+
+static int test_map(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct devmem_dmabuf *db, *ro;
+	unsigned char *addr, *again, buf[2];
+	pthread_t th[4];
+	void *got;
+	char path[64];
+	int memfd, rofd, i;
+
+	memfd = memfd_create("libdevmem-test", MFD_CLOEXEC);
+	CHECK(memfd >= 0);
+	CHECK_EQ(ftruncate(memfd, 2 * page), 0);
+	CHECK_EQ(devmem_dmabuf_new_import(&db, memfd), 0);
+
+	/* arguments first */
+	CHECK_EQ(devmem_dmabuf_map(NULL, DEVMEM_ACCESS_READ, (void **)&addr), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_map(db, DEVMEM_ACCESS_READ, NULL), -EINVAL);
+	CHECK_EQ(strcmp(devmem_last_error(), "no place for the address"), 0);
+	CHECK_EQ(devmem_dmabuf_map(db, 0, (void **)&addr), -EINVAL);
+	CHECK_EQ(strcmp(devmem_last_error(), "access 0x0: give DEVMEM_ACCESS_READ, DEVMEM_ACCESS_WRITE or both"), 0);
+	CHECK_EQ(devmem_dmabuf_map(db, 4, (void **)&addr), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_begin_access(db, 0), -EINVAL);
+	CHECK_EQ(devmem_dmabuf_end_access(NULL, DEVMEM_ACCESS_READ), -EINVAL);
+
+	/* several threads at once: one mapping */
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(pthread_create(&th[i], NULL, map_in_thread, db), 0);
+	CHECK_EQ(devmem_dmabuf_map(db, DEVMEM_ACCESS_READ | DEVMEM_ACCESS_WRITE,
+				   (void **)&addr), 0);
+	CHECK(!has_reason());
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ(pthread_join(th[i], &got), 0);
+		CHECK(got == addr);
+	}
+	CHECK_EQ(devmem_dmabuf_map(db, DEVMEM_ACCESS_WRITE, (void **)&again), 0);
+	CHECK(again == addr);
+	/* shared and writable: the file sees the writes */
+	addr[page + 1] = 0x42;
+	CHECK_EQ(pread(memfd, buf, 1, page + 1), 1);
+	CHECK_EQ(buf[0], 0x42);
+	/* devmem_dmabuf_read() uses the same mapping */
+	CHECK_EQ(pwrite(memfd, "xy", 2, 7), 2);
+	CHECK_EQ(addr[7], 'x');
+
+	/* a memfd has no DMA_BUF_IOCTL_SYNC */
+	CHECK_EQ(devmem_dmabuf_begin_access(db, DEVMEM_ACCESS_READ), -ENOTTY);
+	snprintf(path, sizeof(path), "DMA_BUF_IOCTL_SYNC start on fd %d: ",
+		 devmem_dmabuf_fd(db));
+	CHECK(!strncmp(devmem_last_error(), path, strlen(path)));
+	CHECK_EQ(devmem_dmabuf_end_access(db, DEVMEM_ACCESS_READ |
+					  DEVMEM_ACCESS_WRITE), -ENOTTY);
+	CHECK(strstr(devmem_last_error(), "DMA_BUF_IOCTL_SYNC end on fd "));
+
+	/* the same file through a read-only fd */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
+	rofd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(rofd >= 0);
+	CHECK_EQ(devmem_dmabuf_new_import(&ro, rofd), 0);
+	CHECK_EQ(devmem_dmabuf_map(ro, DEVMEM_ACCESS_WRITE, (void **)&again), -EACCES);
+	snprintf(path, sizeof(path), "dma-buf fd %d is open read-only: it cannot be written",
+		 devmem_dmabuf_fd(ro));
+	CHECK_EQ(strcmp(devmem_last_error(), path), 0);
+	CHECK_EQ(devmem_dmabuf_begin_access(ro, DEVMEM_ACCESS_WRITE), -EACCES);
+	CHECK_EQ(devmem_dmabuf_map(ro, DEVMEM_ACCESS_READ, (void **)&again), 0);
+	CHECK_EQ(again[page + 1], 0x42);
+	devmem_dmabuf_free(ro);
+	close(rofd);
+
+	devmem_dmabuf_free(db);
+	close(memfd);
+	return T_PASS;
+}
+
 static int test_import_bad(void)
 {
 	struct devmem_dmabuf *db = NULL;
@@ -185,6 +275,7 @@ static const struct t_case cases[] = {
 	{ "heap-names", test_heap_names },
 	{ "cuda-contract", test_cuda_contract },
 	{ "import", test_import },
+	{ "map", test_map },
 	{ "import-bad", test_import_bad },
 	{ "reason-per-thread", test_reason_per_thread },
 };

@@ -137,6 +137,7 @@ static int test_recycler(void)
 static int test_dmabuf(void)
 {
 	struct devmem_dmabuf *db;
+	void *p;
 	char x;
 
 	FAILS(devmem_dmabuf_new_udmabuf(NULL, 4096), -EINVAL);
@@ -147,6 +148,9 @@ static int test_dmabuf(void)
 	FAILS(devmem_dmabuf_new_cuda(&db, -1, 4096), -EINVAL);
 	FAILS(devmem_dmabuf_new_import(&db, -1), -EBADF);
 	FAILS(devmem_dmabuf_read(NULL, 0, &x, 1), -EINVAL);
+	FAILS(devmem_dmabuf_map(NULL, DEVMEM_ACCESS_READ, &p), -EINVAL);
+	FAILS(devmem_dmabuf_begin_access(NULL, DEVMEM_ACCESS_READ), -EINVAL);
+	FAILS(devmem_dmabuf_end_access(NULL, DEVMEM_ACCESS_READ), -EINVAL);
 	return T_PASS;
 }
 
@@ -248,6 +252,7 @@ static int test_uring(void)
 static int test_send(void)
 {
 	struct devmem_span sp = { 0, 4096 }, done[1];
+	struct devmem_send_completion c;
 	struct devmem_sender *s;
 
 	FAILS(devmem_sender_new(NULL, 0, NULL), -EINVAL);
@@ -255,6 +260,8 @@ static int test_send(void)
 	FAILS(devmem_sender_new(&s, 0, NULL), -EINVAL);
 	FAILS(devmem_send(NULL, &sp, 1, 0), -EINVAL);
 	FAILS(devmem_sender_reap(NULL, done, 1, 0), -EINVAL);
+	FAILS(devmem_send_tagged(NULL, &sp, 1, 0, 1), -EINVAL);
+	FAILS(devmem_sender_reap_tagged(NULL, &c, 1, 0), -EINVAL);
 	return T_PASS;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Checks for a dma-buf backed by host memory (udmabuf, dma-heap): write a
- * pattern through a mapping of its fd, read it back with the library.
+ * pattern through a mapping of its fd, read it back with the library, then
+ * through the library's own mapped view.
  */
 #ifndef LIBDEVMEM_TEST_HOSTBUF_H
 #define LIBDEVMEM_TEST_HOSTBUF_H
@@ -40,6 +41,40 @@ static inline int fill(int fd, size_t size)
 	return T_PASS;
 }
 
+/*
+ * The library's mapping: it shows the pattern in place, and what the CPU
+ * writes between begin and end of write access is what a read gives.
+ */
+static inline int check_mapped_view(struct devmem_dmabuf *db, size_t size)
+{
+	unsigned char *map, *again, got[3];
+	size_t i;
+
+	CHECK_EQ(devmem_dmabuf_map(db, DEVMEM_ACCESS_READ | DEVMEM_ACCESS_WRITE,
+				   (void **)&map), 0);
+	CHECK_EQ(devmem_dmabuf_begin_access(db, DEVMEM_ACCESS_READ), 0);
+	for (i = 0; i < size; i++)
+		CHECK_EQ(map[i], pattern(i));
+	CHECK_EQ(devmem_dmabuf_end_access(db, DEVMEM_ACCESS_READ), 0);
+	CHECK_EQ(devmem_dmabuf_begin_access(db, DEVMEM_ACCESS_WRITE), 0);
+	memcpy(map + size - 3, "abc", 3);
+	CHECK_EQ(devmem_dmabuf_end_access(db, DEVMEM_ACCESS_WRITE), 0);
+	CHECK_EQ(devmem_dmabuf_read(db, size - 3, got, 3), 0);
+	CHECK_EQ(memcmp(got, "abc", 3), 0);
+	/* the pattern back, for the caller's later checks */
+	CHECK_EQ(devmem_dmabuf_begin_access(db, DEVMEM_ACCESS_WRITE), 0);
+	for (i = size - 3; i < size; i++)
+		map[i] = pattern(i);
+	CHECK_EQ(devmem_dmabuf_end_access(db, DEVMEM_ACCESS_WRITE), 0);
+	CHECK_EQ(devmem_dmabuf_begin_access(db, DEVMEM_ACCESS_READ |
+					    DEVMEM_ACCESS_WRITE), 0);
+	CHECK_EQ(devmem_dmabuf_end_access(db, DEVMEM_ACCESS_READ |
+					  DEVMEM_ACCESS_WRITE), 0);
+	CHECK_EQ(devmem_dmabuf_map(db, DEVMEM_ACCESS_READ, (void **)&again), 0);
+	CHECK(again == map);
+	return T_PASS;
+}
+
 static inline int check_host_buffer(struct devmem_dmabuf *db,
 				    enum devmem_dmabuf_kind kind, size_t size)
 {
@@ -64,7 +99,7 @@ static inline int check_host_buffer(struct devmem_dmabuf *db,
 	CHECK_EQ(buf[0], pattern(size - 1));
 	CHECK_EQ(devmem_dmabuf_read(db, size - 1, buf, 2), -EINVAL);
 	free(buf);
-	return T_PASS;
+	return check_mapped_view(db, size);
 }
 
 #endif /* LIBDEVMEM_TEST_HOSTBUF_H */

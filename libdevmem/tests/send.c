@@ -10,7 +10,9 @@
  * it, and a reset peer is its pending error. Then the real kernel: the
  * zerocopy reports of loopback sends from host memory (the hook turns
  * offsets into addresses and leaves the devmem cmsg out), and a devmem
- * send that a kernel without this binding refuses.
+ * send that a kernel without this binding refuses. Tagged sends: one
+ * completion per call, in call order, of the bytes it queued; a sender
+ * takes one kind of send only.
  */
 #include "internal.h"
 
@@ -622,7 +624,7 @@ static int test_args(void)
 	CHECK_EQ(strcmp(devmem_last_error(), "no sender"), 0);
 	CHECK_EQ(devmem_sender_reap(r.s, NULL, 1, 0), -EINVAL);
 	CHECK_EQ(devmem_sender_reap(r.s, done, 0, 0), -EINVAL);
-	CHECK_EQ(strcmp(devmem_last_error(), "no room for completed spans"), 0);
+	CHECK_EQ(strcmp(devmem_last_error(), "no room for completions"), 0);
 	CHECK_EQ(r.t.recvmsg_calls, 0);
 
 	CHECK_EQ(devmem_sender_new(NULL, r.cfd, r.b), -EINVAL);
@@ -782,6 +784,182 @@ static int test_kernel_refuses(void)
 	return T_PASS;
 }
 
+/* Queue a report for ids @lo to @hi and reap tagged, without waiting. */
+static ssize_t reap_tagged_after(struct rig *r, uint32_t lo, uint32_t hi,
+				 struct devmem_send_completion *done,
+				 size_t max)
+{
+	report(&r->t, lo, hi);
+	return devmem_sender_reap_tagged(r->s, done, max, 0);
+}
+
+/*
+ * Three tagged calls: 2500 spans in ids 0 to 2, one span in id 3, one in
+ * id 4. A call completes when all its ids are reported, in call order.
+ */
+static int test_tagged_order(void)
+{
+	static struct devmem_span spans[2500];
+	struct devmem_send_completion done[4];
+	struct devmem_span sp = { 1 << 20, 777 };
+	uint64_t a = 0;
+	struct rig r;
+	size_t i;
+
+	RIG(&r);
+	for (i = 0; i < 2500; i++) {
+		spans[i] = (struct devmem_span){ i * 8192, 100 + i };
+		a += 100 + i;
+	}
+	CHECK_EQ(devmem_send_tagged(r.s, spans, 2500, 0, 0xa), (ssize_t)a);
+	CHECK_EQ(devmem_last_error()[0], '\0');
+	CHECK_EQ(r.t.nr_calls, 3);
+	CHECK_EQ(devmem_send_tagged(r.s, &sp, 1, 0, 0xb), 777);
+	sp.len = 5;
+	CHECK_EQ(devmem_send_tagged(r.s, &sp, 1, 0, UINT64_MAX), 5);
+	CHECK(!r.t.bad);
+	CHECK_EQ(devmem_sender_pending(r.s), a + 777 + 5);
+
+	/* b first: it waits for a; a's first two sends alone are not a */
+	CHECK_EQ(reap_tagged_after(&r, 3, 3, done, 4), 0);
+	CHECK_EQ(reap_tagged_after(&r, 0, 1, done, 4), 0);
+	CHECK_EQ(devmem_sender_pending(r.s), a + 777 + 5);
+	CHECK_EQ(reap_tagged_after(&r, 2, 2, done, 4), 2);
+	CHECK_EQ(done[0].tag, 0xa);
+	CHECK_EQ(done[0].bytes, a);
+	CHECK_EQ(done[1].tag, 0xb);
+	CHECK_EQ(done[1].bytes, 777);
+	CHECK_EQ(devmem_sender_pending(r.s), 5);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, done, 4, 0), 0);
+	CHECK_EQ(reap_tagged_after(&r, 4, 4, done, 4), 1);
+	CHECK_EQ(done[0].tag, UINT64_MAX);
+	CHECK_EQ(done[0].bytes, 5);
+	CHECK_EQ(devmem_sender_pending(r.s), 0);
+	CHECK_EQ(devmem_last_error()[0], '\0');
+	rig_close(&r);
+	return T_PASS;
+}
+
+/*
+ * What a call queued is its completion: a partial send, a 3 GiB span in
+ * four sendmsg() calls; a refused call has none. Completions that do not
+ * fit come back with the next call, the same tag twice twice.
+ */
+static int test_tagged_bytes(void)
+{
+	struct devmem_span spans[] = { { 0, 4096 }, { 8192, 4096 } };
+	struct devmem_span big = { 4096, 3 * GIB + 5 };
+	struct devmem_send_completion done[2];
+	struct rig r;
+
+	RIG(&r);
+	r.t.limit = 5000;
+	CHECK_EQ(devmem_send_tagged(r.s, spans, 2, MSG_DONTWAIT, 1), 5000);
+	r.t.limit = 0;
+	CHECK_EQ(devmem_send_tagged(r.s, &big, 1, 0, 2), 3 * GIB + 5);
+	CHECK_EQ(r.t.nr_calls, 5);
+	r.t.fail_call = 6;
+	r.t.fail_err = -EPIPE;
+	CHECK_EQ(devmem_send_tagged(r.s, spans, 2, 0, 3), -EPIPE);
+	r.t.fail_call = 0;
+	CHECK_EQ(devmem_send_tagged(r.s, spans, 1, 0, 2), 4096);
+	CHECK_EQ(devmem_send_tagged(r.s, spans, 1, 0, 2), 4096);
+	CHECK_EQ(devmem_sender_pending(r.s), 5000 + 3 * GIB + 5 + 8192);
+	CHECK_EQ(reap_tagged_after(&r, 0, 6, done, 2), 2);
+	CHECK_EQ(done[0].tag, 1);
+	CHECK_EQ(done[0].bytes, 5000);
+	CHECK_EQ(done[1].tag, 2);
+	CHECK_EQ(done[1].bytes, 3 * GIB + 5);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, done, 2, 0), 2);
+	CHECK_EQ(done[0].tag, 2);
+	CHECK_EQ(done[0].bytes, 4096);
+	CHECK_EQ(done[1].tag, 2);
+	CHECK_EQ(done[1].bytes, 4096);
+	CHECK_EQ(devmem_sender_pending(r.s), 0);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, done, 2, 0), 0);
+	rig_close(&r);
+	return T_PASS;
+}
+
+/*
+ * The first send that queues bytes decides whether a sender's sends are
+ * tagged; the other kind of send or reap is refused, nothing sent.
+ */
+static int test_tagged_mixed(void)
+{
+	struct devmem_span sp = { 0, 100 };
+	struct devmem_send_completion c;
+	struct devmem_span done;
+	struct rig r;
+
+	RIG(&r);
+	/* nothing sent yet: both reaps find nothing */
+	CHECK_EQ(devmem_sender_reap(r.s, &done, 1, 0), 0);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, &c, 1, 0), 0);
+	/* a refused send decides nothing */
+	r.t.fail_call = 1;
+	r.t.fail_err = -EPIPE;
+	CHECK_EQ(devmem_send_tagged(r.s, &sp, 1, 0, 9), -EPIPE);
+	r.t.fail_call = 0;
+	CHECK_EQ(devmem_send(r.s, &sp, 1, 0), 100);
+	CHECK_EQ(devmem_send_tagged(r.s, &sp, 1, 0, 9), -EINVAL);
+	CHECK_EQ(strcmp(devmem_last_error(), "this sender's sends are not tagged: use devmem_send() and devmem_sender_reap()"), 0);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, &c, 1, 0), -EINVAL);
+	CHECK_EQ(strcmp(devmem_last_error(), "this sender's sends are not tagged: use devmem_send() and devmem_sender_reap()"), 0);
+	CHECK_EQ(r.t.nr_calls, 1);
+	CHECK_EQ(reap_after(&r, 0, 0, &done, 1), 1);
+	rig_close(&r);
+
+	RIG(&r);
+	CHECK_EQ(devmem_send_tagged(r.s, &sp, 1, 0, 9), 100);
+	CHECK_EQ(devmem_send(r.s, &sp, 1, 0), -EINVAL);
+	CHECK_EQ(strcmp(devmem_last_error(), "this sender's sends are tagged: use devmem_send_tagged() and devmem_sender_reap_tagged()"), 0);
+	CHECK_EQ(devmem_sender_reap(r.s, &done, 1, 0), -EINVAL);
+	CHECK_EQ(r.t.nr_calls, 1);
+	CHECK_EQ(devmem_sender_pending(r.s), 100);
+	/* the refused reap read no report: the tagged one gets it */
+	CHECK_EQ(reap_tagged_after(&r, 0, 0, &c, 1), 1);
+	CHECK_EQ(c.tag, 9);
+	CHECK_EQ(c.bytes, 100);
+
+	/* arguments */
+	CHECK_EQ(devmem_sender_reap_tagged(NULL, &c, 1, 0), -EINVAL);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, NULL, 1, 0), -EINVAL);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, &c, 0, 0), -EINVAL);
+	CHECK_EQ(strcmp(devmem_last_error(), "no room for completions"), 0);
+	CHECK_EQ(devmem_send_tagged(NULL, &sp, 1, 0, 1), -EINVAL);
+	CHECK_EQ(devmem_send_tagged(r.s, NULL, 1, 0, 1), -EINVAL);
+	CHECK_EQ(devmem_send_tagged(r.s, &sp, 0, 0, 1), -EINVAL);
+	rig_close(&r);
+	return T_PASS;
+}
+
+/* A tagged reap waits for the error queue as the span reap does. */
+static int test_tagged_wait(void)
+{
+	struct devmem_span sp = { 0, 100 };
+	struct devmem_send_completion c;
+	struct timespec t0, t1;
+	struct rig r;
+	long ms;
+
+	RIG(&r);
+	CHECK_EQ(devmem_send_tagged(r.s, &sp, 1, 0, 5), 100);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, &c, 1, 150), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CHECK(ms >= 140);
+	/* once ready, no wait */
+	report(&r.t, 0, 0);
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, &c, 1, -1), 1);
+	CHECK_EQ(c.tag, 5);
+	/* nothing pending: no wait either */
+	CHECK_EQ(devmem_sender_reap_tagged(r.s, &c, 1, -1), 0);
+	rig_close(&r);
+	return T_PASS;
+}
+
 static const struct t_case cases[] = {
 	{ "cmsg-iov", test_cmsg_iov },
 	{ "iov-max", test_iov_max },
@@ -798,6 +976,10 @@ static const struct t_case cases[] = {
 	{ "wait", test_wait },
 	{ "loopback-reports", test_loopback_reports },
 	{ "kernel-refuses", test_kernel_refuses },
+	{ "tagged-order", test_tagged_order },
+	{ "tagged-bytes", test_tagged_bytes },
+	{ "tagged-mixed", test_tagged_mixed },
+	{ "tagged-wait", test_tagged_wait },
 };
 
 int main(void)
