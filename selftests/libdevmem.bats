@@ -20,7 +20,9 @@
 #   steered to the bound queue 3) with IORING_OP_RECVMSG and
 #   MSG_SOCK_DEVMEM, checks every byte through the udmabuf and hands the
 #   tokens back; with the wrong pattern seed it must fail. With
-#   --own-ring it receives on its own ring through devmem_urecv.
+#   --own-ring it receives on its own ring through devmem_urecv. Through
+#   a 2 MiB udmabuf, with the recycler linked to the ring, it must not
+#   stall.
 # * ordered receive: recv-vm receives with devmem_recv() and checks every
 #   byte in the order of each receive's segments. netdevsim's hds_payload
 #   knob puts the first bytes of every packet's payload in host memory,
@@ -277,6 +279,19 @@ hds_payload_100() {
 	[ "$BUFFERS" -eq "$ring" ]
 	[ "$BATCH" -eq 64 ]
 	[ "$DMABUF" -eq $((mib << 20)) ]
+}
+
+# The io_uring receive with the recycler linked to the socket
+# (devmem_uring_set_recycler): a recycler made without the binding's
+# buffer count flushes every 64 tokens, and a 64 KiB dma-buf has 16
+# buffers, so only the flush before each wait keeps the flow going
+# (uring-vm fails after 20 s without a completion).
+@test "uring-vm: 4 MiB through a 64 KiB dma-buf, a recycler that batches 64 tokens linked to the ring: no stall" {
+	devmem_setup
+	stream uring-vm --unsized -s 64K 4M
+	[ "$BUFFERS" -eq 16 ]
+	[ "$BATCH" -eq 64 ]
+	[ "$DMABUF" -eq $((4 << 20)) ]
 }
 
 # The sender: send-vm streams through an 8 MiB udmabuf used as a ring of

@@ -977,7 +977,8 @@ int devmem_uring_submit(struct devmem_uring *u, int fd, void *buf,
  * Returns 0 with a completion in *@c, or -errno with a reason and *@c
  * untouched: -EINVAL (NULL @u or @c, c->size too small); -ENOENT (no
  * request in flight); -EINTR (a signal came first); io_uring_enter()'s
- * other errors.
+ * other errors; a linked recycler's flush errors
+ * (devmem_uring_set_recycler()).
  * devmem_uring_peek() waits for nothing: -EAGAIN when no request has
  * completed.
  */
@@ -993,6 +994,22 @@ int devmem_uring_fd(const struct devmem_uring *u);
 
 /* Requests in flight: submitted and not yet reaped. */
 unsigned int devmem_uring_inflight(const struct devmem_uring *u);
+
+/*
+ * Link recycler @rc (made for socket @fd) to the ring's receives on @fd,
+ * or unlink it (@rc NULL; unlink before freeing the recycler). Before
+ * devmem_uring_wait() blocks, and before devmem_uring_peek() says
+ * -EAGAIN, every linked recycler of a socket with a request in flight
+ * hands its pending tokens back, as devmem_rx_set_recycler() does for
+ * devmem_recv(): no receive waits for buffers the application has
+ * already given back. A flush that fails fails that wait or peek with
+ * its error and reason, the tokens kept. Requests already in flight on
+ * @fd follow the change. Returns 0, or -errno with a reason: -EINVAL
+ * (NULL @u; @rc is another socket's); -EBADF (negative @fd); -ENOMEM.
+ * Since 1.3.
+ */
+int devmem_uring_set_recycler(struct devmem_uring *u, int fd,
+			      struct devmem_recycler *rc);
 
 /*
  * io_uring receive on the application's ring

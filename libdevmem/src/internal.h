@@ -156,6 +156,8 @@ void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
 				  devmem_dontneed_fn fn, void *arg);
 /* The tokens waiting in @rc. */
 size_t devmem_recycler_nr(const struct devmem_recycler *rc);
+/* The socket @rc hands tokens back to. */
+int devmem_recycler_fd(const struct devmem_recycler *rc);
 
 /*
  * NIC set-up against a fake device (tests/nic.c): with hooks a

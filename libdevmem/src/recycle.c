@@ -118,6 +118,11 @@ size_t devmem_recycler_nr(const struct devmem_recycler *rc)
 	return rc->nr;
 }
 
+int devmem_recycler_fd(const struct devmem_recycler *rc)
+{
+	return rc->fd;
+}
+
 /* The recycler's own copy, so that later versions can grow the struct. */
 DEVMEM_EXPORT const struct devmem_recycler_stats *
 devmem_recycler_get_stats(struct devmem_recycler *rc)

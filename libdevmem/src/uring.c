@@ -52,6 +52,14 @@ struct devmem_urecv {
 struct devmem_uring_req {
 	struct devmem_urecv rv;
 	uint64_t user_data;
+	struct devmem_recycler *rc;	/* its socket's, flushed before a
+					 * wait; or NULL */
+};
+
+/* A socket's recycler (devmem_uring_set_recycler()). */
+struct devmem_uring_link {
+	int fd;
+	struct devmem_recycler *rc;
 };
 
 struct devmem_uring {
@@ -62,6 +70,8 @@ struct devmem_uring {
 	unsigned int *free;		/* stack of free slot indices */
 	struct devmem_uring_req *reqs;
 	bool cancel_failed;		/* devmem_uring_free() */
+	struct devmem_uring_link *links;
+	size_t nr_links, cap_links;
 };
 
 static int devmem_urecv_init(struct devmem_urecv *r, unsigned int frags,
@@ -210,6 +220,7 @@ static void devmem_uring_release(struct devmem_uring *u)
 		devmem_ctrl_release(&u->reqs[i].rv.ctrl);
 	free(u->reqs);
 	free(u->free);
+	free(u->links);
 	free(u);
 }
 
@@ -278,6 +289,80 @@ void devmem_uring_set_recvmsg(struct devmem_uring *u, devmem_recvmsg_fn fn,
 }
 
 /* Put slot @r's request on the submission queue and submit it. */
+/* The recycler linked to socket @fd, or NULL. */
+static struct devmem_recycler *devmem_uring_recycler(struct devmem_uring *u,
+						     int fd)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_links; i++)
+		if (u->links[i].fd == fd)
+			return u->links[i].rc;
+	return NULL;
+}
+
+DEVMEM_EXPORT int devmem_uring_set_recycler(struct devmem_uring *u, int fd,
+					    struct devmem_recycler *rc)
+{
+	struct devmem_uring_link *links;
+	size_t i, cap;
+
+	devmem_error_clear();
+	if (!u)
+		return devmem_fail(-EINVAL, "no ring");
+	if (fd < 0)
+		return devmem_fail(-EBADF, "socket fd %d", fd);
+	if (rc && devmem_recycler_fd(rc) != fd)
+		return devmem_fail(-EINVAL, "the recycler hands tokens back to fd %d, not fd %d",
+				   devmem_recycler_fd(rc), fd);
+	for (i = 0; i < u->nr_links && u->links[i].fd != fd; i++)
+		;
+	if (i == u->nr_links && rc) {
+		if (u->nr_links == u->cap_links) {
+			cap = u->cap_links ? 2 * u->cap_links : 8;
+			links = realloc(u->links, cap * sizeof(*links));
+			if (!links)
+				return devmem_fail(-ENOMEM, "out of memory");
+			u->links = links;
+			u->cap_links = cap;
+		}
+		u->links[u->nr_links++].fd = fd;
+	}
+	if (i < u->nr_links) {
+		if (rc)
+			u->links[i].rc = rc;
+		else
+			u->links[i] = u->links[--u->nr_links];
+	}
+	/* requests already in flight follow the link too */
+	for (i = 0; i < u->nr; i++)
+		if (u->reqs[i].rv.inflight && u->reqs[i].rv.fd == fd)
+			u->reqs[i].rc = rc;
+	return 0;
+}
+
+/*
+ * Before a wait, or before -EAGAIN reaches the caller: hand back the
+ * tokens of every socket with a request in flight, so that no receive
+ * waits for buffers its own application holds.
+ */
+static int devmem_uring_flush(struct devmem_uring *u)
+{
+	ssize_t ret;
+	unsigned int i;
+
+	for (i = 0; i < u->nr; i++) {
+		struct devmem_uring_req *r = &u->reqs[i];
+
+		if (!r->rv.inflight || !r->rc || !devmem_recycler_nr(r->rc))
+			continue;
+		ret = devmem_recycler_flush(r->rc);
+		if (ret < 0)
+			return (int)ret;
+	}
+	return 0;
+}
+
 static int devmem_uring_queue(struct devmem_uring *u,
 			      struct devmem_uring_req *r)
 {
@@ -314,6 +399,7 @@ DEVMEM_EXPORT int devmem_uring_submit(struct devmem_uring *u, int fd,
 	r->rv.iov.iov_base = buf;
 	r->rv.iov.iov_len = len;
 	r->user_data = user_data;
+	r->rc = devmem_uring_recycler(u, fd);
 	u->nr_free--;
 	u->inflight++;
 	return devmem_uring_queue(u, r);
@@ -393,6 +479,9 @@ static int devmem_uring_next(struct devmem_uring *u,
 		}
 		if (err != -EAGAIN)
 			return devmem_fail_errno(err, "io_uring completion");
+		err = devmem_uring_flush(u);
+		if (err)
+			return err;
 		/* Nothing yet: submit what a failed enter left queued. */
 		if (wait)
 			err = io_uring_submit_and_wait(&u->ring, 1);

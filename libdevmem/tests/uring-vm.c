@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uring-vm [--own-ring] IFNAME QUEUE PORT BYTES READY-FILE [SEED]: receive
- * a device-memory TCP flow through io_uring on our kernel, in the test VM
- * (selftests/libdevmem.bats runs it on netdevsim, the flow steered to
- * QUEUE, header split on). --own-ring comes first; the rest is
- * vm_accept()'s (vm-stream.h).
+ * uring-vm [--own-ring|--unsized] IFNAME QUEUE PORT BYTES READY-FILE [SEED]:
+ * receive a device-memory TCP flow through io_uring on our kernel, in the
+ * test VM (selftests/libdevmem.bats runs it on netdevsim, the flow
+ * steered to QUEUE, header split on). The option comes first; the rest
+ * is vm_accept()'s (vm-stream.h).
  *
- * By default the library's ring (devmem_uring). With --own-ring the
+ * By default the library's ring (devmem_uring), the recycler linked to
+ * the socket's receives (devmem_uring_set_recycler), so that every wait
+ * first hands the pending tokens back; a wait without a completion for
+ * 20 s is a stall (SIGALRM ends it with EINTR). --unsized makes the
+ * recycler without the binding's buffer count: it then flushes every 64
+ * tokens, more than a small binding has, and only the flush before each
+ * wait keeps the flow going. With --own-ring the
  * program's own liburing ring, each receive a devmem_urecv that the
  * library prepares and completes: the program submits it linked to a
  * timeout of 20 s, so that a stalled flow fails the test (the receive
@@ -32,6 +38,7 @@
  * udmabuf, 2 on bad arguments.
  */
 #include <liburing.h>
+#include <signal.h>
 
 #include "vm-stream.h"
 
@@ -122,10 +129,16 @@ static int receive_own_ring(struct vm_stream *s, int fd, uint64_t bytes)
 	return vm_finish(s, bytes);
 }
 
-static int receive(struct vm_stream *s, int fd, uint64_t bytes)
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static int receive(struct vm_stream *s, int fd, uint64_t bytes, int unsized)
 {
 	static uint8_t host[VM_HOST_LEN];
 	struct devmem_uring_completion c = { .size = sizeof(c) };
+	struct sigaction sa = { .sa_handler = on_alarm };
 	struct devmem_uring *u;
 	int err;
 
@@ -133,14 +146,34 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 	if (err == -ENOSYS || err == -EPERM)
 		return t_skip("%s", devmem_last_error());
 	REQUIRE(!err, "devmem_uring_new: %s", devmem_last_error());
-	if (vm_recycler(s, fd))
+	if (unsized) {
+		size_t buffers = s->buffers;
+
+		s->buffers = 0;
+		err = vm_recycler(s, fd);
+		s->buffers = buffers;
+	} else {
+		err = vm_recycler(s, fd);
+	}
+	if (err)
 		return T_FAIL;
+	err = devmem_uring_set_recycler(u, fd, s->rc);
+	REQUIRE(!err, "devmem_uring_set_recycler: %s", devmem_last_error());
+	/* no SA_RESTART: the alarm ends a wait with EINTR */
+	REQUIRE(!sigaction(SIGALRM, &sa, NULL), "sigaction: %s",
+		strerror(errno));
 
 	for (;;) {
 		err = devmem_uring_submit(u, fd, host, sizeof(host), 0,
 					  s->receives);
 		REQUIRE(!err, "devmem_uring_submit: %s", devmem_last_error());
+		alarm(STALL_S);
 		err = devmem_uring_wait(u, &c);
+		alarm(0);
+		REQUIRE(err != -EINTR, "stalled: no completion in %d s after %"
+			PRIu64 " bytes, %" PRIu64 " tokens in the recycler",
+			STALL_S, s->off,
+			(uint64_t)devmem_recycler_get_stats(s->rc)->pending);
 		REQUIRE(!err, "devmem_uring_wait: %s", devmem_last_error());
 		REQUIRE(c.user_data == s->receives && c.fd == fd &&
 			c.buf == host, "completion of request %" PRIu64
@@ -153,6 +186,7 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 			return T_FAIL;
 		REQUIRE(s->off <= bytes, "more than %" PRIu64 " bytes", bytes);
 	}
+	devmem_uring_set_recycler(u, fd, NULL);
 	devmem_uring_free(u);
 	return vm_finish(s, bytes);
 }
@@ -160,7 +194,7 @@ static int receive(struct vm_stream *s, int fd, uint64_t bytes)
 int main(int argc, char **argv)
 {
 	struct vm_stream s = { .size = 64U << 20 };
-	int fd, ret, own_ring = 0;
+	int fd, ret, own_ring = 0, unsized = 0;
 	uint64_t bytes;
 
 	vm_prog = "uring-vm";
@@ -169,11 +203,15 @@ int main(int argc, char **argv)
 		own_ring = 1;
 		argc--;
 		argv++;
+	} else if (argc > 1 && !strcmp(argv[1], "--unsized")) {
+		unsized = 1;
+		argc--;
+		argv++;
 	}
 	fd = vm_accept(&s, argc - 1, argv + 1, &bytes, &ret);
 	if (fd >= 0) {
 		ret = own_ring ? receive_own_ring(&s, fd, bytes) :
-				 receive(&s, fd, bytes);
+				 receive(&s, fd, bytes, unsized);
 		close(fd);
 	}
 	vm_release(&s);

@@ -8,7 +8,9 @@
  * Against the fake socket (fake-sock.h) behind the library's recvmsg
  * hook, each request going through the ring as a NOP: ETOOSMALL growth
  * and its bound, nothing lost over many requests. A completion filled
- * only as far as the caller's size says.
+ * only as far as the caller's size says. A recycler linked to a socket's
+ * receives flushes before a wait or an EAGAIN, only while the socket has
+ * a request in flight.
  *
  * devmem_urecv, a request on a ring the test owns (liburing directly):
  * the SQE it fills and what it leaves alone; completions the test makes
@@ -881,6 +883,129 @@ static int test_urecv_ring_many(void)
 	return T_PASS;
 }
 
+/*
+ * A recycler linked to the ring's receives on its socket: the fake
+ * SO_DEVMEM_DONTNEED below is the only thing that makes data arrive, so
+ * a wait that did not flush first would never end.
+ */
+struct link_fake {
+	int peer;	/* written to when tokens come back; -1: none */
+	int calls;
+	int tokens;
+	int fail;	/* answer this -errno */
+};
+
+static int link_dontneed(int fd, const struct dmabuf_token *ranges,
+			 unsigned int nr, void *arg)
+{
+	struct link_fake *f = arg;
+	unsigned int i;
+	int n = 0;
+
+	(void)fd;
+	f->calls++;
+	if (f->fail)
+		return f->fail;
+	for (i = 0; i < nr; i++)
+		n += ranges[i].token_count;
+	f->tokens += n;
+	if (f->peer >= 0 && write(f->peer, "go", 2) != 2)
+		return -EIO;
+	return n;
+}
+
+static int test_recycler_link(void)
+{
+	struct devmem_uring_completion c = { .size = sizeof(c) };
+	struct link_fake f1 = { .peer = -1 }, f2 = { .peer = -1 };
+	struct devmem_recycler *rc1, *rc2;
+	struct devmem_uring *u;
+	char b1[16], b2[16], want[96];
+	int c1, s1, c2, s2;
+
+	if (tcp_pair(&c1, &s1) || tcp_pair(&c2, &s2))
+		return t_skip("no loopback TCP here");
+	/* a wait that does not flush would never end: end the test */
+	alarm(20);
+	f1.peer = c1;
+	CHECK_EQ(new_ring(&u, 4, 0), 0);
+	CHECK_EQ(devmem_recycler_new(&rc1, s1, 0), 0);
+	CHECK_EQ(devmem_recycler_new(&rc2, s2, 0), 0);
+	devmem_recycler_set_dontneed(rc1, link_dontneed, &f1);
+	devmem_recycler_set_dontneed(rc2, link_dontneed, &f2);
+
+	CHECK_EQ(devmem_uring_set_recycler(NULL, s1, rc1), -EINVAL);
+	CHECK_EQ(devmem_uring_set_recycler(u, -1, rc1), -EBADF);
+	CHECK_EQ(devmem_uring_set_recycler(u, s2, rc1), -EINVAL);
+	snprintf(want, sizeof(want), "the recycler hands tokens back to fd %d, not fd %d",
+		 s1, s2);
+	CHECK_EQ(strcmp(devmem_last_error(), want), 0);
+	/* unlinking what was never linked is no error */
+	CHECK_EQ(devmem_uring_set_recycler(u, s2, NULL), 0);
+
+	CHECK_EQ(devmem_recycler_add(rc1, 5), 0);
+	CHECK_EQ(devmem_recycler_add(rc1, 6), 0);
+	CHECK_EQ(devmem_recycler_add(rc2, 7), 0);
+	CHECK_EQ(devmem_uring_set_recycler(u, s1, rc1), 0);
+	CHECK_EQ(devmem_uring_set_recycler(u, s2, rc2), 0);
+	CHECK_EQ(*devmem_last_error(), '\0');
+
+	/* only s1 has a request in flight: its tokens go back, s2's stay */
+	CHECK_EQ(devmem_uring_submit(u, s1, b1, sizeof(b1), 0, 1), 0);
+	CHECK_EQ(devmem_uring_wait(u, &c), 0);
+	CHECK_EQ(c.user_data, 1);
+	CHECK_EQ(c.ret, 2);
+	CHECK_EQ(f1.calls, 1);
+	CHECK_EQ(f1.tokens, 2);
+	CHECK_EQ(devmem_recycler_get_stats(rc1)->pending, 0);
+	CHECK_EQ(f2.calls, 0);
+	CHECK_EQ(devmem_recycler_get_stats(rc2)->pending, 1);
+
+	/* a peek that would say EAGAIN flushes first */
+	CHECK_EQ(devmem_uring_submit(u, s2, b2, sizeof(b2), 0, 2), 0);
+	CHECK_EQ(devmem_uring_peek(u, &c), -EAGAIN);
+	CHECK_EQ(f2.calls, 1);
+	CHECK_EQ(devmem_recycler_get_stats(rc2)->pending, 0);
+	/* nothing pending: no call */
+	CHECK_EQ(devmem_uring_peek(u, &c), -EAGAIN);
+	CHECK_EQ(f2.calls, 1);
+
+	/* unlinked, the request in flight no longer flushes; linked again,
+	 * it does
+	 */
+	CHECK_EQ(devmem_uring_set_recycler(u, s2, NULL), 0);
+	CHECK_EQ(devmem_recycler_add(rc2, 8), 0);
+	CHECK_EQ(devmem_uring_peek(u, &c), -EAGAIN);
+	CHECK_EQ(f2.calls, 1);
+	CHECK_EQ(devmem_uring_set_recycler(u, s2, rc2), 0);
+	CHECK_EQ(devmem_uring_peek(u, &c), -EAGAIN);
+	CHECK_EQ(f2.calls, 2);
+
+	/* a failed flush fails the peek with its reason; the tokens stay */
+	CHECK_EQ(devmem_recycler_add(rc2, 9), 0);
+	f2.fail = -EIO;
+	CHECK_EQ(devmem_uring_peek(u, &c), -EIO);
+	snprintf(want, sizeof(want), "SO_DEVMEM_DONTNEED on fd %d, 1 tokens pending",
+		 s2);
+	CHECK(!strncmp(devmem_last_error(), want, strlen(want)));
+	CHECK_EQ(devmem_recycler_get_stats(rc2)->pending, 1);
+	f2.fail = 0;
+	CHECK_EQ(devmem_uring_peek(u, &c), -EAGAIN);
+	CHECK_EQ(devmem_recycler_get_stats(rc2)->pending, 0);
+
+	CHECK_EQ(devmem_uring_set_recycler(u, s1, NULL), 0);
+	CHECK_EQ(devmem_uring_set_recycler(u, s2, NULL), 0);
+	alarm(0);
+	devmem_uring_free(u);
+	devmem_recycler_free(rc1);
+	devmem_recycler_free(rc2);
+	close(c1);
+	close(s1);
+	close(c2);
+	close(s2);
+	return T_PASS;
+}
+
 static const struct t_case cases[] = {
 	{ "args", test_args },
 	{ "stream", test_stream },
@@ -895,6 +1020,7 @@ static const struct t_case cases[] = {
 	{ "urecv-ring-fake", test_urecv_ring_fake },
 	{ "urecv-ring-tcp", test_urecv_ring_tcp },
 	{ "urecv-ring-many", test_urecv_ring_many },
+	{ "recycler-link", test_recycler_link },
 };
 
 int main(void)
