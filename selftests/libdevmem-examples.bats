@@ -39,12 +39,18 @@ example_start() {
 	wait_until 60 listening || { cat "$EX_OUT"; return 1; }
 }
 
-# random_file SIZE: a file of SIZE random bytes, in FILE; its length and
-# CRC-32 as recv-checksum prints them, in WANT.
+# crc_line FILE: its length and CRC-32 as recv-checksum and echo-server
+# print them.
+crc_line() {
+	python3 -c 'import sys, zlib; d = open(sys.argv[1], "rb").read(); print("%d bytes, crc32 %08x" % (len(d), zlib.crc32(d)))' "$1"
+}
+
+# random_file SIZE: a file of SIZE random bytes, in FILE; its crc_line in
+# WANT.
 random_file() {
 	FILE=$BATS_TEST_TMPDIR/stream
 	head -c "$1" /dev/urandom >"$FILE"
-	WANT=$(python3 -c 'import sys, zlib; d = open(sys.argv[1], "rb").read(); print("%d bytes, crc32 %08x" % (len(d), zlib.crc32(d)))' "$FILE")
+	WANT=$(crc_line "$FILE")
 }
 
 send_file() {
@@ -210,4 +216,54 @@ fwd_run() {
 @test "fwd with 32 KiB receive buffers: 8 MiB forwarded byte for byte, merged sends accounted" {
 	echo 4 >/proc/sys/vm/nr_hugepages
 	fwd_run 8M 32768
+}
+
+# echo-server with four clients in A at once, each a socat that sends a
+# file and keeps what comes back. 100 bytes of each packet stay in host
+# memory: the server's CRC-32 and echo follow both kinds in stream order.
+@test "echo-server: 4 clients at once, 1 to 4 MiB each, echoed from the dma-buf byte for byte, CRC-32s read in place, the NIC as before" {
+	local before i rc=0 sizes=(1M 2M 3M 4M) pids=() want=()
+	before=$(nic_state)
+	echo 100 >"$DFSB/rxq/3/hds_payload"
+	nsim_snap "$NSB" "$DEVB"
+	local tx_before=${STAT[tx_devmem_bytes]}
+	example_start echo-server "$DEVB" "$IP4B" "$PORT" 3 4
+	for i in 0 1 2 3; do
+		head -c "${sizes[i]}" /dev/urandom >"$BATS_TEST_TMPDIR/in.$i"
+		want+=("$(crc_line "$BATS_TEST_TMPDIR/in.$i")")
+		"$BIN/in-ns" "$NSA" socat -t 60 \
+			"OPEN:$BATS_TEST_TMPDIR/in.$i,rdonly!!CREATE:$BATS_TEST_TMPDIR/out.$i" \
+			"TCP:$IP4B:$PORT" 3>&- &
+		pids+=($!)
+	done
+	for i in 0 1 2 3; do
+		wait "${pids[i]}"
+	done
+	wait "$EX_PID" || rc=$?
+	cat "$EX_OUT"
+	[ "$rc" -eq 0 ]
+	for i in 0 1 2 3; do
+		cmp "$BATS_TEST_TMPDIR/in.$i" "$BATS_TEST_TMPDIR/out.$i"
+	done
+	[ "$(grep crc32 "$EX_OUT" | sort)" = "$(printf '%s\n' "${want[@]}" | sort)" ]
+	[[ $(tail -n 1 "$EX_OUT") =~ ^4\ connections:\ 10485760\ bytes\ echoed,\ ([0-9]+)\ of\ them\ from\ device\ memory$ ]]
+	local devmem=${BASH_REMATCH[1]}
+	[ "$devmem" -gt $((10485760 * 3 / 4)) ]
+	[ "$devmem" -lt 10485760 ]
+	# the echo left B's port from the dma-buf
+	nsim_snap "$NSB" "$DEVB"
+	[ "$((STAT[tx_devmem_bytes] - tx_before))" -ge "$devmem" ]
+	[ "$(nic_state)" = "$before" ]
+}
+
+@test "echo-server: no arguments, a bad count, an unknown device: usage or the library's reason, exit 2" {
+	run "$EX/echo-server"
+	[ "$status" -eq 2 ]
+	[ "$output" = "usage: echo-server IFNAME ADDRESS PORT QUEUE CONNECTIONS" ]
+	run "$EX/echo-server" "$DEVB" 10.0.0.1 1 3 0
+	[ "$status" -eq 2 ]
+	[ "$output" = "echo-server: bad number of connections" ]
+	run "$EX/echo-server" nosuchdev 10.0.0.1 1 3 1
+	[ "$status" -eq 2 ]
+	[ "$output" = "echo-server: no network device \"nosuchdev\"" ]
 }

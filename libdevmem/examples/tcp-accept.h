@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 /* Accept one connection on ADDRESS:PORT (numeric); -1 after saying why. */
-static int accept_one(const char *addr, const char *port)
+static inline int accept_one(const char *addr, const char *port)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };

@@ -166,6 +166,10 @@ dpc() {
 	run "$ex/fwd"
 	[ "$status" -eq 2 ]
 	[ "$output" = "usage: fwd IFNAME ADDRESS PORT QUEUE OUT_IFNAME DEST_ADDRESS DEST_PORT [BUF_SIZE]" ]
+	run "$ex/echo-server"
+	[ "$status" -eq 2 ]
+	[ "$output" = "usage: echo-server IFNAME ADDRESS PORT QUEUE CONNECTIONS" ]
 	make -s -C "$ex" clean
 	[ ! -e "$ex/recv-checksum" ]
+	[ ! -e "$ex/echo-server" ]
 }
