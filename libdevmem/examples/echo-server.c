@@ -40,6 +40,7 @@
 
 #include <devmem.h>
 
+#include "crc32.h"
 #include "tcp-accept.h"
 
 #define DMABUF_SIZE	(8U << 20)
@@ -71,27 +72,6 @@ struct conn {
 static struct conn conns[MAX_CONNS];
 static struct devmem_dmabuf *db;
 static const uint8_t *base;	/* db, mapped */
-static uint32_t crc_table[256];
-
-static void crc32_init(void)
-{
-	uint32_t c, i, k;
-
-	for (i = 0; i < 256; i++) {
-		for (c = i, k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320 ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
-{
-	crc = ~crc;
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
-
 /* Drop a reference to batch @tag; the last one hands its tokens back. */
 static int batch_put(struct conn *c, uint64_t tag)
 {

@@ -24,33 +24,10 @@
 
 #include <devmem.h>
 
+#include "crc32.h"
 #include "tcp-accept.h"
 
 #define DMABUF_SIZE	(2U << 20)
-
-static uint32_t crc_table[256];
-
-static void crc32_init(void)
-{
-	uint32_t c, i, k;
-
-	for (i = 0; i < 256; i++) {
-		for (c = i, k = 0; k < 8; k++)
-			c = c & 1 ? 0xedb88320 ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-/* CRC-32 as zlib's crc32() computes it: start at 0, feed each piece. */
-static uint32_t crc32_update(uint32_t crc, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-
-	crc = ~crc;
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
 
 /* Receive until the peer closes; the stream's length and CRC-32. */
 static int receive(int fd, struct devmem_dmabuf *db,
