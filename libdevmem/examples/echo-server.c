@@ -274,32 +274,6 @@ static int conn_close(struct devmem_uring *u, struct conn *c)
 	return ret;
 }
 
-/* A listening socket on ADDRESS:PORT, not blocking; -1 after saying why. */
-static int listen_on(const char *addr, const char *port)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-	struct addrinfo *ai;
-	int fd, one = 1, err;
-
-	err = getaddrinfo(addr, port, &hints, &ai);
-	if (err) {
-		fprintf(stderr, "%s port %s: %s\n", addr, port, gai_strerror(err));
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, MAX_CONNS)) {
-		perror("listen");
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(ai);
-	return fd;
-}
-
 /*
  * Serve @total connections. The ring's completions are read without
  * waiting (which hands the linked recyclers' tokens back when none is
@@ -429,7 +403,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "set-up: %s\n", devmem_last_error());
 		goto out;
 	}
-	lfd = listen_on(argv[2], argv[3]);
+	/* the connections share the binding: a quarter of it among them */
+	lfd = listen_on(argv[2], argv[3], DMABUF_SIZE / 4 / MAX_CONNS, MAX_CONNS,
+			SOCK_NONBLOCK);
 	if (lfd >= 0)
 		ret = run(lfd, total, rxb, txb) < 0;
 out:

@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	}
 	out = connect_via(argv[5], argv[6], argv[7]);
 	if (out >= 0)
-		in = accept_one(argv[2], argv[3]);
+		in = accept_one(argv[2], argv[3], DMABUF_SIZE / 4);
 	if (in >= 0)
 		ret = run(in, out, rxb, txb) < 0;
 out:

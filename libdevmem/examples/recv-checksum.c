@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "set-up: %s\n", devmem_last_error());
 		goto out;
 	}
-	fd = accept_one(argv[2], argv[3]);
+	fd = accept_one(argv[2], argv[3], DMABUF_SIZE / 4);
 	if (fd >= 0) {
 		ret = receive(fd, db, b) < 0;
 		close(fd);

@@ -92,6 +92,13 @@ static int receive(struct io_uring *ring, int fd, struct devmem_dmabuf *db,
 				sqe ? devmem_last_error() : "ring full");
 			goto out;
 		}
+		/* tokens go back before a wait: the data it waits for may
+		 * need their buffers
+		 */
+		if (devmem_recycler_flush(rc) < 0) {
+			fprintf(stderr, "recycle: %s\n", devmem_last_error());
+			goto out;
+		}
 		err = io_uring_submit_and_wait(ring, 1);
 		if (err >= 0)
 			err = io_uring_wait_cqe(ring, &cqe);
@@ -157,7 +164,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "set-up: %s\n", devmem_last_error());
 		goto out;
 	}
-	fd = accept_one(argv[2], argv[3]);
+	fd = accept_one(argv[2], argv[3], DMABUF_SIZE / 4);
 	if (fd >= 0) {
 		ret = receive(&ring, fd, db, b) < 0;
 		close(fd);
