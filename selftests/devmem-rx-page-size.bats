@@ -240,6 +240,10 @@ paused_rx() {
 	summary_is_all_devmem "$1"
 	[[ ${RX_LINES[-1]} =~ in\ ([0-9]+)\ frags$ ]]
 	FRAGS=${BASH_REMATCH[1]}
+	RETRANS=$(snmp_mib "$NSA" Tcp RetransSegs)
+	echo "A retransmitted $RETRANS segments;" \
+		"B: $(nsim_stat "$NSB" "$DEVB" rx3_payload_bufs) buffers," \
+		"$(nsim_stat "$NSB" "$DEVB" rx3_drops) drops"
 }
 # recvq_has BYTES: B's connection on $PORT has BYTES queued, or BYTES and
 # the peer's FIN.
@@ -252,9 +256,17 @@ recvq_has() {
 
 @test "1 MiB + 1000 bytes at MTU 1500 packed into 16K buffers, read in one call: 65 buffers, one token each" {
 	paused_rx $(((1 << 20) + 1000))
-	[ "$FRAGS" -eq 65 ]
 	nsim_snap "$NSB" "$DEVB"
-	[ "${STAT[rx3_payload_bufs]}" -eq 65 ]
+	# A segment sent twice (a spurious retransmission on a busy host)
+	# lands twice and leaves a gap in its buffer: the count is then
+	# only a floor.
+	if [ "$RETRANS" -eq 0 ]; then
+		[ "$FRAGS" -eq 65 ]
+		[ "${STAT[rx3_payload_bufs]}" -eq 65 ]
+	else
+		[ "$FRAGS" -ge 65 ]
+		[ "${STAT[rx3_payload_bufs]}" -ge 65 ]
+	fi
 	# unbound, every buffer is back, the queue's open one (1000 bytes
 	# used) too: the pool goes
 	wait_until 20 no_pools_of "$BIND_ID"
