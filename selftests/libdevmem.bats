@@ -298,6 +298,34 @@ hds_payload_100() {
 	[ "$DMABUF" -eq $((mib << 20)) ]
 }
 
+# A binding the rx rings can empty stalls its flow with no error anywhere:
+# devmem_binding_new_rx_flags() refuses it (the ring has 2048 entries of a
+# page: 8 MiB), exactly at the boundary, unless DEVMEM_BIND_UNDERSIZED.
+@test "undersized-vm: a dma-buf smaller than the rx ring refused with ENOBUFS and both counts; one buffer more binds; DEVMEM_BIND_UNDERSIZED binds anything" {
+	local msg
+	devmem_setup
+	msg="refused: ENOBUFS: the dma-buf makes 1 buffer of 4096 bytes, fewer than the 2048 its rx rings take (1 queue of 2048 entries): the rings can hold every buffer and leave none for what sockets hold, so the flow stops; give at least 8388608 bytes, or DEVMEM_BIND_UNDERSIZED"
+	run "$BIN/in-ns" "$NSB" "$LIBTESTS/undersized-vm" "$DEVB" 3 4K
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "$msg" ]
+	run "$BIN/in-ns" "$NSB" "$LIBTESTS/undersized-vm" "$DEVB" 3 4K --undersized
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "bound buffers=1" ]
+	in_ns "$NSB" ethtool -G "$DEVB" rx 256
+	run "$BIN/in-ns" "$NSB" "$LIBTESTS/undersized-vm" "$DEVB" 3 1020K
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == "refused: ENOBUFS: the dma-buf makes 255 buffers of 4096 bytes, fewer than the 256 its rx rings take (1 queue of 256 entries): "* ]]
+	run "$BIN/in-ns" "$NSB" "$LIBTESTS/undersized-vm" "$DEVB" 3 1M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "bound buffers=256" ]
+	# nothing stays bound
+	[ -z "$(in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB" | grep dmabuf=)" ]
+}
+
 # The sender: send-vm streams through an 8 MiB udmabuf used as a ring of
 # 1 MiB chunks, each rewritten only once everything sent from it has been
 # reaped; tcpxfer in B checks every byte.

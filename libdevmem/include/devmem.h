@@ -33,7 +33,7 @@ extern "C" {
  * member) and structs the library hands out only grow at their end.
  */
 #define DEVMEM_VERSION_MAJOR	1
-#define DEVMEM_VERSION_MINOR	3
+#define DEVMEM_VERSION_MINOR	4
 #define DEVMEM_VERSION_NUMBER(major, minor)	(((major) << 16) | (minor))
 #define DEVMEM_VERSION \
 	DEVMEM_VERSION_NUMBER(DEVMEM_VERSION_MAJOR, DEVMEM_VERSION_MINOR)
@@ -502,6 +502,31 @@ int devmem_binding_new_rx_sized(struct devmem_binding **bp, int ifindex,
  * made with, else the page size. Since 1.2.
  */
 size_t devmem_binding_buffer_size(const struct devmem_binding *b);
+
+/* devmem_binding_new_rx_flags() flags */
+#define DEVMEM_BIND_UNDERSIZED	(1U << 0)	/* bind a dma-buf smaller than
+						 * the rx rings it feeds */
+
+/*
+ * devmem_binding_new_rx_sized() that first checks the dma-buf's size
+ * against the rx rings of the queues: each bound queue's ring fills from
+ * the binding, so a binding with fewer buffers than the rings have
+ * entries (ethtool -g: rx, times the queues) can be emptied by the rings
+ * alone, and a flow stops as soon as the sockets hold a few buffers, with
+ * no error anywhere. Such a binding is refused with -ENOBUFS and a reason
+ * that gives both counts and the smallest size that passes, unless
+ * @flags has DEVMEM_BIND_UNDERSIZED (a receiver that gives every token
+ * back at once can live with it: devmem_rx_set_recycler()). A device
+ * whose driver does not report its rings is not checked. The functions
+ * above never check; they are this one with DEVMEM_BIND_UNDERSIZED.
+ * Returns 0 and stores the binding in *@bp, or -errno with a reason: the
+ * errors of devmem_binding_new_rx_sized(); -ENOBUFS; -EINVAL for unknown
+ * @flags. Since 1.4.
+ */
+int devmem_binding_new_rx_flags(struct devmem_binding **bp, int ifindex,
+				const uint32_t *queues, size_t nr_queues,
+				int dmabuf_fd, uint32_t rx_page_size,
+				unsigned int flags);
 
 /*
  * Bind dma-buf @dmabuf_fd for sending through device @ifindex (netdev

@@ -11,6 +11,7 @@
 #include "dmabuf.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -82,6 +83,13 @@ static int devmem_bind_rx_refused(int err, int ifindex)
 			   why, name);
 }
 
+static size_t devmem_page_size(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 ? (size_t)page : 4096;
+}
+
 /*
  * The request and reply of bind-rx and bind-tx: @cmd with the device,
  * the fd and, for rx, the queues and the rx page size (0: none), on a
@@ -96,7 +104,6 @@ static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 	struct devmem_binding *b;
 	struct nl_msg *req;
 	size_t size;
-	long page;
 	int err;
 
 	b = calloc(1, sizeof(*b));
@@ -138,9 +145,7 @@ static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 	err = devmem_fd_size(dmabuf_fd, &size);
 	if (err)
 		goto err_close;
-	page = sysconf(_SC_PAGESIZE);
-	b->buffer_size = rx_page_size ? rx_page_size :
-			 (size_t)(page > 0 ? page : 4096);
+	b->buffer_size = rx_page_size ? rx_page_size : devmem_page_size();
 	b->buffers = size / b->buffer_size;
 
 	b->ifindex = ifindex;
@@ -179,22 +184,76 @@ static int devmem_binding_check(struct devmem_binding **bp, int ifindex,
 	return 0;
 }
 
+/*
+ * Each bound queue's rx ring fills from the binding: a binding with fewer
+ * buffers than the rings of its @nr_queues queues have entries can be
+ * emptied by the rings alone, leaving none for what sockets hold, and the
+ * flow stops with no error anywhere. Such a dma-buf (@dmabuf_fd, cut in
+ * buffers of @rx_page_size or pages) is refused with -ENOBUFS. A device
+ * that does not report its rings, or a fd whose size cannot be read (the
+ * kernel's to refuse), is not checked.
+ */
+static int devmem_binding_ring_check(int ifindex, size_t nr_queues,
+				     int dmabuf_fd, uint32_t rx_page_size)
+{
+	size_t size, bufsize, buffers;
+	uint32_t entries;
+	uint64_t ring;
+
+	if (devmem_nic_rx_ring(ifindex, &entries) ||
+	    devmem_fd_size(dmabuf_fd, &size)) {
+		devmem_error_clear();
+		return 0;
+	}
+	ring = (uint64_t)entries * nr_queues;
+	bufsize = rx_page_size ? rx_page_size : devmem_page_size();
+	buffers = size / bufsize;
+	if (buffers >= ring)
+		return 0;
+	return devmem_fail(-ENOBUFS,
+			   "the dma-buf makes %zu buffer%s of %zu bytes, fewer than the %" PRIu64 " its rx rings take (%zu queue%s of %u entries): the rings can hold every buffer and leave none for what sockets hold, so the flow stops; give at least %" PRIu64 " bytes, or DEVMEM_BIND_UNDERSIZED",
+			   buffers, buffers == 1 ? "" : "s", bufsize, ring,
+			   nr_queues, nr_queues == 1 ? "" : "s", entries,
+			   ring * bufsize);
+}
+
+DEVMEM_EXPORT int devmem_binding_new_rx_flags(struct devmem_binding **bp,
+					      int ifindex,
+					      const uint32_t *queues,
+					      size_t nr_queues, int dmabuf_fd,
+					      uint32_t rx_page_size,
+					      unsigned int flags)
+{
+	int err;
+
+	devmem_error_clear();
+	if (flags & ~DEVMEM_BIND_UNDERSIZED)
+		return devmem_fail(-EINVAL, "unknown flags 0x%x",
+				   flags & ~DEVMEM_BIND_UNDERSIZED);
+	err = devmem_binding_check(bp, ifindex, queues, nr_queues, dmabuf_fd,
+				   0);
+	if (err)
+		return err;
+	if (!(flags & DEVMEM_BIND_UNDERSIZED)) {
+		err = devmem_binding_ring_check(ifindex, nr_queues, dmabuf_fd,
+						rx_page_size);
+		if (err)
+			return err;
+	}
+	/* The kernel judges the size: its errno and reason are the ABI's. */
+	return devmem_binding_new(bp, NETDEV_CMD_BIND_RX, ifindex, queues,
+				  nr_queues, dmabuf_fd, rx_page_size);
+}
+
 DEVMEM_EXPORT int devmem_binding_new_rx_sized(struct devmem_binding **bp,
 					      int ifindex,
 					      const uint32_t *queues,
 					      size_t nr_queues, int dmabuf_fd,
 					      uint32_t rx_page_size)
 {
-	int err;
-
-	devmem_error_clear();
-	err = devmem_binding_check(bp, ifindex, queues, nr_queues, dmabuf_fd,
-				   0);
-	if (err)
-		return err;
-	/* The kernel judges the size: its errno and reason are the ABI's. */
-	return devmem_binding_new(bp, NETDEV_CMD_BIND_RX, ifindex, queues,
-				  nr_queues, dmabuf_fd, rx_page_size);
+	return devmem_binding_new_rx_flags(bp, ifindex, queues, nr_queues,
+					   dmabuf_fd, rx_page_size,
+					   DEVMEM_BIND_UNDERSIZED);
 }
 
 DEVMEM_EXPORT int devmem_binding_new_rx(struct devmem_binding **bp, int ifindex,

@@ -178,4 +178,9 @@ struct devmem_nic_hooks {
 void devmem_nic_set_hooks(struct devmem_nic *n,
 			  const struct devmem_nic_hooks *hooks, void *arg);
 
+/* The entries of each rx ring of device @ifindex (ethtool rings: rx), 0
+ * when the driver does not say. Returns 0, or -errno with a reason.
+ */
+int devmem_nic_rx_ring(int ifindex, uint32_t *entries);
+
 #endif /* LIBDEVMEM_INTERNAL_H */

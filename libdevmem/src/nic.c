@@ -288,11 +288,12 @@ static const char *nic_hds_name(uint8_t v)
 	return "unknown";
 }
 
-/* What a rings reply says of header split. */
+/* What a rings reply says of header split, and the rx ring's size. */
 struct nic_rings {
 	uint8_t hds;			/* ETHTOOL_TCP_DATA_SPLIT_* */
 	int has_thresh;			/* the device reports hds-thresh */
 	uint32_t thresh;
+	uint32_t rx;			/* entries of each rx ring; 0: none said */
 };
 
 static int nic_rings_reply(struct nl_msg *msg, void *arg)
@@ -308,6 +309,13 @@ static int nic_rings_reply(struct nl_msg *msg, void *arg)
 	r->hds = ETHTOOL_TCP_DATA_SPLIT_UNKNOWN;
 	r->has_thresh = !!tb[ETHTOOL_A_RINGS_HDS_THRESH];
 	r->thresh = 0;
+	r->rx = 0;
+	if (tb[ETHTOOL_A_RINGS_RX]) {
+		err = devmem_nl_u32(tb[ETHTOOL_A_RINGS_RX], "rx ring size",
+				    &r->rx);
+		if (err)
+			return err;
+	}
 	if (r->has_thresh) {
 		err = devmem_nl_u32(tb[ETHTOOL_A_RINGS_HDS_THRESH],
 				    "hds-thresh", &r->thresh);
@@ -335,6 +343,22 @@ static int nic_hds_get(struct devmem_nic *n, uint8_t *v)
 	err = nic_get(n, ETHTOOL_MSG_RINGS_GET, nic_rings_reply, &r);
 	if (!err)
 		*v = r.hds;
+	return err;
+}
+
+int devmem_nic_rx_ring(int ifindex, uint32_t *entries)
+{
+	struct devmem_nic *n;
+	struct nic_rings r;
+	int err;
+
+	err = devmem_nic_new(&n, ifindex);
+	if (err)
+		return err;
+	err = nic_get(n, ETHTOOL_MSG_RINGS_GET, nic_rings_reply, &r);
+	devmem_nic_free(n);
+	if (!err)
+		*entries = r.rx;
 	return err;
 }
 

@@ -175,6 +175,13 @@ static int test_netlink(void)
 	FAILS(devmem_binding_new_rx_sized(&b, lo, NULL, 1, 0, 16384), -EINVAL);
 	FAILS(devmem_binding_new_rx_sized(&b, 0, &queue, 1, 0, 16384), -EINVAL);
 	FAILS(devmem_binding_new_rx_sized(&b, lo, &queue, 1, -1, 0), -EBADF);
+	FAILS(devmem_binding_new_rx_flags(NULL, lo, &queue, 1, 0, 0, 0),
+	      -EINVAL);
+	FAILS(devmem_binding_new_rx_flags(&b, lo, NULL, 1, 0, 0, 0), -EINVAL);
+	FAILS(devmem_binding_new_rx_flags(&b, lo, &queue, 1, -1, 0, 0), -EBADF);
+	FAILS(devmem_binding_new_rx_flags(&b, lo, &queue, 1, 0, 0, 2), -EINVAL);
+	FAILS(devmem_binding_new_rx_flags(&b, lo, &queue, 1, 0, 0, ~0U),
+	      -EINVAL);
 	FAILS(devmem_binding_new_tx(NULL, lo, 0), -EINVAL);
 	FAILS(devmem_binding_new_tx(&b, 0, 0), -EINVAL);
 	FAILS(devmem_binding_new_tx(&b, -1, 0), -EINVAL);

@@ -195,12 +195,13 @@ run_prog() {
 	run awk '/^LIBDEVMEM_/ { node = $1 } /^\t\tdevmem_/ { sub(/;/, ""); print $1 "@@" node }' "$LIB/libdevmem.map"
 	[ "$exported" = "$(sort <<<"$output")" ]
 	# 1.0 stays as released; 1.1 adds the send side, 1.2 rx page sizes,
-	# 1.3 the mapped view and tagged sends
+	# 1.3 the mapped view and tagged sends, 1.4 the binding size check
 	[[ $exported == *"devmem_recv@@LIBDEVMEM_1.0"* ]]
 	[[ $exported == *"devmem_send@@LIBDEVMEM_1.1"* ]]
 	[[ $exported == *"devmem_binding_new_rx_sized@@LIBDEVMEM_1.2"* ]]
 	[[ $exported == *"devmem_dmabuf_map@@LIBDEVMEM_1.3"* ]]
 	[[ $exported == *"devmem_send_tagged@@LIBDEVMEM_1.3"* ]]
+	[[ $exported == *"devmem_binding_new_rx_flags@@LIBDEVMEM_1.4"* ]]
 	run readelf -d "$O/libdevmem.so.1"
 	[[ "$output" == *"Library soname: [libdevmem.so.1]"* ]]
 }
@@ -229,9 +230,9 @@ run_prog() {
 	[ -f "$r/include/devmem.h" ]
 	# the file carries the whole version; the soname and the link
 	# programs are built with lead to it
-	[ -f "$r/$LIBSUB/libdevmem.so.1.3.0" ]
-	[ ! -L "$r/$LIBSUB/libdevmem.so.1.3.0" ]
-	[ "$(readlink "$r/$LIBSUB/libdevmem.so.1")" = libdevmem.so.1.3.0 ]
+	[ -f "$r/$LIBSUB/libdevmem.so.1.4.0" ]
+	[ ! -L "$r/$LIBSUB/libdevmem.so.1.4.0" ]
+	[ "$(readlink "$r/$LIBSUB/libdevmem.so.1")" = libdevmem.so.1.4.0 ]
 	[ "$(readlink "$r/$LIBSUB/libdevmem.so")" = libdevmem.so.1 ]
 	[ -f "$r/$LIBSUB/libdevmem.a" ]
 	[ -f "$r/$LIBSUB/pkgconfig/libdevmem.pc" ]
@@ -275,7 +276,7 @@ run_prog() {
 	[ "$status" -eq 0 ]
 	[ "${output% }" = "-L$r/$LIBSUB -ldevmem" ]
 	run pkg-config --modversion libdevmem
-	[ "$output" = 1.3 ]
+	[ "$output" = 1.4 ]
 	cat >"$prog.c" <<-'EOF'
 	#include <devmem.h>
 	#include <errno.h>

@@ -28,8 +28,8 @@ dpc() {
 @test "make install PREFIX=/usr: library, header, pc file, programs and every man page" {
 	local f m
 	[ -f "$DEST/usr/include/devmem.h" ]
-	[ -f "$L/libdevmem.so.1.3.0" ]
-	[ "$(readlink "$L/libdevmem.so.1")" = libdevmem.so.1.3.0 ]
+	[ -f "$L/libdevmem.so.1.4.0" ]
+	[ "$(readlink "$L/libdevmem.so.1")" = libdevmem.so.1.4.0 ]
 	[ "$(readlink "$L/libdevmem.so")" = libdevmem.so.1 ]
 	[ -f "$L/libdevmem.a" ]
 	[ -f "$L/pkgconfig/libdevmem.pc" ]
@@ -136,7 +136,7 @@ dpc() {
 		DOCDIR=/opt/d >&2
 	[ -x "$d/opt/b/ncdevmem" ]
 	[ -x "$d/opt/s/devmemctl" ]
-	[ -f "$d/opt/l/libdevmem.so.1.3.0" ]
+	[ -f "$d/opt/l/libdevmem.so.1.4.0" ]
 	[ -f "$d/opt/l/pkgconfig/libdevmem.pc" ]
 	[ -f "$d/opt/i/devmem.h" ]
 	[ -f "$d/opt/m/man3/devmem_recv.3" ]
