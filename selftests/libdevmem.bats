@@ -31,6 +31,12 @@
 #   through a 2 MiB udmabuf, and through one of a page per entry of the
 #   rx ring, with a recycler made with the binding's buffer count alone;
 #   a receive that waits 20 s is a stall.
+# * stalls the library tells: undersized-vm binds with
+#   devmem_binding_new_rx_flags(), which refuses a dma-buf with fewer
+#   buffers than the rx ring has entries; stall-vm keeps every token of a
+#   64-buffer binding until devmem_recv() (or, with --uring,
+#   devmem_uring_wait()) fails with ENOBUFS, then gives them back and
+#   finishes the flow.
 
 load lib/vm
 load lib/nsim
@@ -324,6 +330,44 @@ hds_payload_100() {
 	[ "$output" = "bound buffers=256" ]
 	# nothing stays bound
 	[ -z "$(in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB" | grep dmabuf=)" ]
+}
+
+# stall_is PROG-OPTIONS: stall-vm (PROG-OPTIONS: --uring or none) on a
+# 256 KiB binding (64 buffers) keeps every token: once it holds all 64,
+# the wait fails with ENOBUFS and the reason, devmem_binding_held() says
+# 64; the tokens go back (held 0) and the same socket takes the rest of
+# 4 MiB, every byte checked, every token back.
+stall_is() {
+	local id rc=0 sent=0
+	devmem_setup
+	stream_rx stall-vm "$@" -s 256K 4M
+	send "$IP4B" 4M || sent=$?
+	wait "$URING_PID" || rc=$?
+	cat "$URING_OUT"
+	[ "$sent" -eq 0 ]
+	[ "$rc" -eq 0 ]
+	mapfile -t lines <"$URING_OUT"
+	[ "${#lines[@]}" -eq 8 ]
+	[[ ${lines[0]} =~ ^bound\ id=([0-9]+)\ ifindex=$IFB\ queue=3\ buffers=64$ ]]
+	id=${BASH_REMATCH[1]}
+	[ "${lines[1]}" = "recycler batch=16" ]
+	[[ ${lines[2]} =~ ^stalled\ after\ [1-9][0-9]*\ bytes:\ (.*)$ ]]
+	[ "${BASH_REMATCH[1]}" = "stalled: no data for 300 ms, and the application holds all 64 buffers of binding $id (64 tokens not given back): the card has none to receive into; give tokens back, or bind a larger dma-buf" ]
+	[ "${lines[3]}" = "held buffers=64 tokens=64" ]
+	[ "${lines[4]}" = "gave back 64 tokens" ]
+	[ "${lines[5]}" = "held buffers=0 tokens=0" ]
+	[[ ${lines[6]} =~ ^received\ 4194304\ bytes:\ linear\ 0,\ dmabuf\ 4194304\ in\ ([0-9]+)\ frags ]]
+	# (stall-vm checks that the recycler freed every frag's token)
+	[[ ${lines[7]} =~ ^tokens\ freed=[1-9][0-9]*\ unknown=0\ calls=[1-9][0-9]*$ ]]
+	wait_until 30 no_pools_of "$id"
+}
+
+@test "stall-vm: devmem_recv() of an application that holds every buffer fails with ENOBUFS and says why; tokens back, the flow completes" {
+	stall_is
+}
+
+@test "stall-vm --uring: devmem_uring_wait() of an application that holds every buffer fails with ENOBUFS; tokens back, the request in flight completes" {
+	stall_is --uring
 }
 
 # The sender: send-vm streams through an 8 MiB udmabuf used as a ring of

@@ -265,6 +265,28 @@ devmem_recycler_get_stats(struct devmem_recycler *rc);
 int devmem_rx_set_recycler(struct devmem_rx *rx, struct devmem_recycler *rc);
 
 /*
+ * Make a devmem_recv() on @rx that waits tell a stall from a quiet peer.
+ * The receive waits in poll() instead of recvmsg(), and after every @ms
+ * without data looks at devmem_binding_held() for binding @b: when the
+ * application holds every one of @b's buffers, the card has none to
+ * receive into and no data can come until tokens go back, so the receive
+ * fails with -ENOBUFS and a reason that says so. The count is of the
+ * tokens receives hand to linked recyclers, so @rx needs one linked
+ * first (devmem_rx_set_recycler(), which also flushes it before each
+ * wait: tokens pending in a linked recycler never stall). Pass the
+ * binding the socket's flow lands in. The wait still ends at the
+ * socket's SO_RCVTIMEO (-EAGAIN) and at a signal (-EINTR, not
+ * restarted); MSG_DONTWAIT receives do not wait and are not watched.
+ * @b must outlive its use by @rx; NULL stops the watch, and so does
+ * unlinking the recycler.
+ * Returns 0; -EINVAL with a reason (NULL @rx, a tx binding, @ms 0 or
+ * over INT_MAX, no recycler linked). Since 1.4.
+ */
+struct devmem_binding;
+int devmem_rx_set_stall_check(struct devmem_rx *rx,
+			      const struct devmem_binding *b, unsigned int ms);
+
+/*
  * dma-buf providers
  */
 
@@ -527,6 +549,21 @@ int devmem_binding_new_rx_flags(struct devmem_binding **bp, int ifindex,
 				const uint32_t *queues, size_t nr_queues,
 				int dmabuf_fd, uint32_t rx_page_size,
 				unsigned int flags);
+
+/*
+ * How many of rx binding @b's buffers the application holds: buffers
+ * behind the tokens that receives linked to a recycler
+ * (devmem_rx_set_recycler(), devmem_uring_set_recycler()) handed out in
+ * this process and that have not gone back through that recycler (or
+ * been dropped with it: devmem_recycler_free() goes with closing the
+ * socket). Fragments that share a buffer count it once; their count goes
+ * in *@tokens (may be NULL). No system call: a lock and a read. Buffers
+ * in the rings, in the pools' caches and in data not yet read are not
+ * the application's and are not counted; nor are tokens given back
+ * without the library. A binding of another process, or one made by
+ * devmem_binding_new_tx(), has 0. Cannot fail. Since 1.4.
+ */
+uint64_t devmem_binding_held(const struct devmem_binding *b, uint64_t *tokens);
 
 /*
  * Bind dma-buf @dmabuf_fd for sending through device @ifindex (netdev
@@ -1035,6 +1072,21 @@ unsigned int devmem_uring_inflight(const struct devmem_uring *u);
  */
 int devmem_uring_set_recycler(struct devmem_uring *u, int fd,
 			      struct devmem_recycler *rc);
+
+/*
+ * devmem_rx_set_stall_check() for the ring: devmem_uring_wait() waits at
+ * most @ms at a time, and after each wait without a completion fails
+ * with -ENOBUFS and the reason when the application holds every buffer
+ * of binding @b (devmem_binding_held(): the tokens that completions of
+ * sockets with a linked recycler handed out). The recyclers of the
+ * requests in flight are flushed before each wait, as always. @b must
+ * outlive its use by @u; NULL stops the watch.
+ * Returns 0; -EINVAL with a reason (NULL @u, a tx binding, @ms 0 or over
+ * INT_MAX). Since 1.4.
+ */
+int devmem_uring_set_stall_check(struct devmem_uring *u,
+				 const struct devmem_binding *b,
+				 unsigned int ms);
 
 /*
  * io_uring receive on the application's ring

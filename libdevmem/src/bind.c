@@ -147,6 +147,13 @@ static int devmem_binding_new(struct devmem_binding **bp, uint8_t cmd,
 		goto err_close;
 	b->buffer_size = rx_page_size ? rx_page_size : devmem_page_size();
 	b->buffers = size / b->buffer_size;
+	if (!b->tx) {
+		err = devmem_held_register(b->id, b->buffers, b->buffer_size);
+		if (err) {
+			err = devmem_fail(err, "out of memory");
+			goto err_close;
+		}
+	}
 
 	b->ifindex = ifindex;
 	*bp = b;
@@ -281,8 +288,16 @@ DEVMEM_EXPORT void devmem_binding_free(struct devmem_binding *b)
 {
 	if (!b)
 		return;
+	if (!b->tx && b->nl.sk)
+		devmem_held_unregister(b->id);
 	devmem_nl_close(&b->nl);
 	free(b);
+}
+
+DEVMEM_EXPORT uint64_t devmem_binding_held(const struct devmem_binding *b,
+					   uint64_t *tokens)
+{
+	return devmem_held_get(b->id, tokens);
 }
 
 DEVMEM_EXPORT uint32_t devmem_binding_id(const struct devmem_binding *b)
@@ -311,6 +326,13 @@ int devmem_binding_new_unbound(struct devmem_binding **bp, uint32_t id,
 	b->tx = tx;
 	*bp = b;
 	return 0;
+}
+
+void devmem_binding_set_buffers(struct devmem_binding *b, size_t buffers,
+				size_t size)
+{
+	b->buffers = buffers;
+	b->buffer_size = size;
 }
 
 DEVMEM_EXPORT size_t devmem_binding_buffers(const struct devmem_binding *b)

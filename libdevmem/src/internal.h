@@ -149,6 +149,9 @@ void devmem_sender_set_next_id(struct devmem_sender *s, uint32_t id);
  */
 int devmem_binding_new_unbound(struct devmem_binding **bp, uint32_t id,
 			       int tx);
+/* Give an unbound binding @buffers buffers of @size bytes. */
+void devmem_binding_set_buffers(struct devmem_binding *b, size_t buffers,
+				size_t size);
 
 typedef int (*devmem_dontneed_fn)(int fd, const struct dmabuf_token *ranges,
 				  unsigned int nr, void *arg);
@@ -177,6 +180,31 @@ struct devmem_nic_hooks {
 };
 void devmem_nic_set_hooks(struct devmem_nic *n,
 			  const struct devmem_nic_hooks *hooks, void *arg);
+
+/*
+ * The buffers of each rx binding of this process that the application
+ * holds (src/held.c). devmem_held_take() counts a fragment at @offset of
+ * binding @id and returns its buffer's index, DEVMEM_HELD_NONE when the
+ * binding is not one of ours; devmem_held_put() gives it back.
+ */
+#define DEVMEM_HELD_NONE	UINT32_MAX
+int devmem_held_register(uint32_t id, size_t buffers, size_t buffer_size);
+void devmem_held_unregister(uint32_t id);
+uint32_t devmem_held_take(uint32_t id, uint64_t offset);
+void devmem_held_put(uint32_t id, uint32_t buf);
+uint64_t devmem_held_get(uint32_t id, uint64_t *tokens);
+/* After @ms without data: -ENOBUFS with the reason when the application
+ * holds every buffer of @b, else 0.
+ */
+int devmem_held_stalled(const struct devmem_binding *b, unsigned int ms);
+/* The checks of a stall check's binding and period, with the reason. */
+int devmem_stall_check_args(const struct devmem_binding *b, unsigned int ms);
+
+/* A receive linked to @rc reports the @nr fragments it handed out: held
+ * until their tokens go back through @rc, or @rc is freed.
+ */
+void devmem_recycler_note(struct devmem_recycler *rc,
+			  const struct devmem_frag *frags, size_t nr);
 
 /* The entries of each rx ring of device @ifindex (ethtool rings: rx), 0
  * when the driver does not say. Returns 0, or -errno with a reason.

@@ -15,8 +15,10 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DEVMEM_RX_DEFAULT_FRAGS	128U
 #define DEVMEM_RX_SLOT		CMSG_SPACE(sizeof(struct dmabuf_cmsg))
@@ -27,6 +29,8 @@ struct devmem_rx {
 	devmem_recvmsg_fn recvmsg;
 	void *recvmsg_arg;
 	struct devmem_recycler *rc;	/* flushed before a wait; or NULL */
+	const struct devmem_binding *stall_b;	/* watched while waiting */
+	unsigned int stall_ms;
 };
 
 ssize_t devmem_sys_recvmsg(int fd, struct msghdr *msg, int flags, void *arg)
@@ -293,7 +297,85 @@ DEVMEM_EXPORT int devmem_rx_set_recycler(struct devmem_rx *rx,
 	if (!rx)
 		return devmem_fail(-EINVAL, "no receive context");
 	rx->rc = rc;
+	if (!rc)
+		rx->stall_b = NULL;
 	return 0;
+}
+
+DEVMEM_EXPORT int devmem_rx_set_stall_check(struct devmem_rx *rx,
+					    const struct devmem_binding *b,
+					    unsigned int ms)
+{
+	int err;
+
+	devmem_error_clear();
+	if (!rx)
+		return devmem_fail(-EINVAL, "no receive context");
+	err = devmem_stall_check_args(b, ms);
+	if (err)
+		return err;
+	if (b && !rx->rc)
+		return devmem_fail(-EINVAL, "no recycler linked: the check counts the tokens that receives hand it (devmem_rx_set_recycler() first)");
+	rx->stall_b = b;
+	rx->stall_ms = b ? ms : 0;
+	return 0;
+}
+
+static int64_t devmem_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The socket's SO_RCVTIMEO in ms, 0 for none (or none readable). */
+static int64_t devmem_rcvtimeo_ms(int fd)
+{
+	struct timeval tv;
+	socklen_t len = sizeof(tv);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len))
+		return 0;
+	return (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+}
+
+/*
+ * Wait for @fd to have something to read, as a blocking recvmsg() would
+ * (up to its SO_RCVTIMEO, which started at @start), but look at the
+ * watched binding after every stall_ms without data: when the
+ * application holds every one of its buffers, the card has none to
+ * receive into and nothing arrives until tokens go back, so the wait
+ * ends with -ENOBUFS. Returns 0 when the socket is readable (or
+ * has an error or end of stream for recvmsg to report), or -errno.
+ */
+static int devmem_rx_wait(struct devmem_rx *rx, int fd, int64_t start,
+			  int64_t timeo)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int64_t slice, left;
+	int ret;
+
+	for (;;) {
+		slice = rx->stall_ms;
+		if (timeo) {
+			left = timeo - (devmem_now_ms() - start);
+			if (left <= 0)
+				return devmem_fail(-EAGAIN, "recvmsg(MSG_SOCK_DEVMEM): no data within SO_RCVTIMEO");
+			if (left < slice)
+				slice = left;
+		}
+		ret = poll(&pfd, 1, (int)slice);
+		if (ret < 0)
+			return devmem_fail_errno(-errno, "poll");
+		if (ret)
+			return 0;
+		if (slice < rx->stall_ms)
+			continue;	/* SO_RCVTIMEO ends it above */
+		ret = devmem_held_stalled(rx->stall_b, rx->stall_ms);
+		if (ret)
+			return ret;
+	}
 }
 
 DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
@@ -302,9 +384,10 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct devmem_rx_result out;
+	int64_t start = -1, timeo = 0;
 	ssize_t ret, flushed;
+	int err, look, watch;
 	struct msghdr msg;
-	int err, look;
 
 	devmem_error_clear();
 	if (!rx || !res)
@@ -324,10 +407,15 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 	 * not wait.
 	 */
 	look = rx->rc && devmem_recycler_nr(rx->rc);
+	/* A watched binding: the receive never blocks in recvmsg() but in
+	 * devmem_rx_wait(), which looks at the binding while it waits.
+	 */
+	watch = rx->stall_b && !(flags & MSG_DONTWAIT);
 	for (;;) {
 		devmem_ctrl_msg(&rx->ctrl, &msg, &iov);
 		ret = rx->recvmsg(fd, &msg, flags | MSG_SOCK_DEVMEM |
-				  (look ? MSG_DONTWAIT : 0), rx->recvmsg_arg);
+				  (look || watch ? MSG_DONTWAIT : 0),
+				  rx->recvmsg_arg);
 		if (ret == -EAGAIN && look) {
 			look = 0;
 			flushed = devmem_recycler_flush(rx->rc);
@@ -335,6 +423,16 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 				return flushed;
 			if (flags & MSG_DONTWAIT)
 				break;
+			continue;
+		}
+		if (ret == -EAGAIN && watch) {
+			if (start < 0) {
+				start = devmem_now_ms();
+				timeo = devmem_rcvtimeo_ms(fd);
+			}
+			err = devmem_rx_wait(rx, fd, start, timeo);
+			if (err)
+				return err;
 			continue;
 		}
 		if (ret != -ETOOSMALL)
@@ -347,7 +445,10 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 		return devmem_fail_errno(ret, "recvmsg(MSG_SOCK_DEVMEM)");
 	ret = devmem_ctrl_result(&rx->ctrl, &msg, rx->cmsg_flags, buf, ret,
 				 &out);
-	if (ret > 0)
+	if (ret > 0) {
+		if (rx->rc)
+			devmem_recycler_note(rx->rc, out.frags, out.nr_frags);
 		devmem_rx_result_copy(res, &out);
+	}
 	return ret;
 }

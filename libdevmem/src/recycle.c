@@ -22,6 +22,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The binding and buffer of a token a linked receive handed out; id 0:
+ * none (binding ids start at 1).
+ */
+struct devmem_held_tok {
+	uint32_t id;
+	uint32_t buf;
+};
+
+/* Tokens are the socket's small indexes (the kernel hands out the lowest
+ * free one); those at or above this are not tracked.
+ */
+#define DEVMEM_HELD_TOKENS_MAX	(1U << 22)
+
 struct devmem_recycler {
 	int fd;
 	size_t buffers;			/* the binding's; 0: not known */
@@ -29,6 +42,8 @@ struct devmem_recycler {
 	uint32_t *tokens;		/* pending */
 	size_t nr, cap;
 	struct devmem_recycler_stats stats;
+	struct devmem_held_tok *held;	/* by token: what a receive noted */
+	size_t held_cap;
 	devmem_dontneed_fn dontneed;
 	void *dontneed_arg;
 	struct dmabuf_token ranges[DEVMEM_DONTNEED_MAX_RANGES];
@@ -98,12 +113,69 @@ DEVMEM_EXPORT int devmem_recycler_set_batch(struct devmem_recycler *rc,
 	return (int)rc->batch;
 }
 
+/* Token @t goes back: its buffer is no longer the application's. */
+static void devmem_recycler_unheld(struct devmem_recycler *rc, uint32_t t)
+{
+	if (t >= rc->held_cap || !rc->held[t].id)
+		return;
+	devmem_held_put(rc->held[t].id, rc->held[t].buf);
+	rc->held[t].id = 0;
+}
+
 DEVMEM_EXPORT void devmem_recycler_free(struct devmem_recycler *rc)
 {
+	size_t t;
+
 	if (!rc)
 		return;
+	/* The socket closes after this and frees what it held. */
+	for (t = 0; t < rc->held_cap; t++)
+		devmem_recycler_unheld(rc, (uint32_t)t);
+	free(rc->held);
 	free(rc->tokens);
 	free(rc);
+}
+
+/* Room in the token map for token @t. */
+static int devmem_recycler_held_room(struct devmem_recycler *rc, uint32_t t)
+{
+	struct devmem_held_tok *held;
+	size_t cap;
+
+	if (t < rc->held_cap)
+		return 0;
+	if (t >= DEVMEM_HELD_TOKENS_MAX)
+		return -ERANGE;
+	cap = rc->held_cap ? rc->held_cap : 256;
+	while (cap <= t)
+		cap *= 2;
+	held = realloc(rc->held, cap * sizeof(*held));
+	if (!held)
+		return -ENOMEM;
+	memset(held + rc->held_cap, 0, (cap - rc->held_cap) * sizeof(*held));
+	rc->held = held;
+	rc->held_cap = cap;
+	return 0;
+}
+
+void devmem_recycler_note(struct devmem_recycler *rc,
+			  const struct devmem_frag *frags, size_t nr)
+{
+	uint32_t buf, t;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		t = frags[i].token;
+		/* a token the map cannot hold is not counted */
+		if (devmem_recycler_held_room(rc, t))
+			continue;
+		devmem_recycler_unheld(rc, t);
+		buf = devmem_held_take(frags[i].dmabuf_id, frags[i].offset);
+		if (buf == DEVMEM_HELD_NONE)
+			continue;
+		rc->held[t].id = frags[i].dmabuf_id;
+		rc->held[t].buf = buf;
+	}
 }
 
 void devmem_recycler_set_dontneed(struct devmem_recycler *rc,
@@ -256,7 +328,7 @@ static unsigned int devmem_recycler_ranges(struct devmem_recycler *rc,
 
 DEVMEM_EXPORT ssize_t devmem_recycler_flush(struct devmem_recycler *rc)
 {
-	size_t done = 0, count;
+	size_t done = 0, count, i;
 	unsigned int nr;
 	ssize_t freed = 0;
 	int ret = 0;
@@ -277,6 +349,8 @@ DEVMEM_EXPORT ssize_t devmem_recycler_flush(struct devmem_recycler *rc)
 			break;
 		}
 		/* The call went through: these tokens are no longer ours. */
+		for (i = done; i < done + count; i++)
+			devmem_recycler_unheld(rc, rc->tokens[i]);
 		done += count;
 		rc->stats.calls++;
 		if ((size_t)ret > count) {

@@ -72,6 +72,8 @@ struct devmem_uring {
 	bool cancel_failed;		/* devmem_uring_free() */
 	struct devmem_uring_link *links;
 	size_t nr_links, cap_links;
+	const struct devmem_binding *stall_b;	/* watched while waiting */
+	unsigned int stall_ms;
 };
 
 static int devmem_urecv_init(struct devmem_urecv *r, unsigned int frags,
@@ -438,6 +440,8 @@ static int devmem_uring_reap(struct devmem_uring *u,
 				return 0;
 			ret = err;
 		}
+		if (ret > 0 && r->rc)
+			devmem_recycler_note(r->rc, out.frags, out.nr_frags);
 	}
 
 	r->rv.inflight = false;
@@ -452,6 +456,49 @@ static int devmem_uring_reap(struct devmem_uring *u,
 	c->rx.size = c->size - offsetof(struct devmem_uring_completion, rx);
 	devmem_rx_result_copy(&c->rx, &out);
 	return 1;
+}
+
+DEVMEM_EXPORT int devmem_uring_set_stall_check(struct devmem_uring *u,
+					       const struct devmem_binding *b,
+					       unsigned int ms)
+{
+	int err;
+
+	devmem_error_clear();
+	if (!u)
+		return devmem_fail(-EINVAL, "no ring");
+	err = devmem_stall_check_args(b, ms);
+	if (err)
+		return err;
+	u->stall_b = b;
+	u->stall_ms = b ? ms : 0;
+	return 0;
+}
+
+/*
+ * Wait up to stall_ms for a completion; none, and the application
+ * holding every buffer of the watched binding, is -ENOBUFS. Returns 0
+ * when there may be a completion to reap (or the time passed without
+ * a stall), or -errno.
+ */
+static int devmem_uring_wait_watched(struct devmem_uring *u)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = u->stall_ms / 1000,
+		.tv_nsec = (long long)(u->stall_ms % 1000) * 1000000,
+	};
+	struct io_uring_cqe *cqe;
+	int err;
+
+	err = io_uring_submit(&u->ring);
+	if (err < 0)
+		return devmem_fail_errno(err, "io_uring_enter");
+	err = io_uring_wait_cqe_timeout(&u->ring, &cqe, &ts);
+	if (err == -ETIME)
+		return devmem_held_stalled(u->stall_b, u->stall_ms);
+	if (err < 0)
+		return devmem_fail_errno(err, "io_uring_enter");
+	return 0;
 }
 
 /* One completion into *@c; @wait: block for it, else -EAGAIN. */
@@ -483,6 +530,12 @@ static int devmem_uring_next(struct devmem_uring *u,
 		if (err)
 			return err;
 		/* Nothing yet: submit what a failed enter left queued. */
+		if (wait && u->stall_b) {
+			err = devmem_uring_wait_watched(u);
+			if (err)
+				return err;
+			continue;
+		}
 		if (wait)
 			err = io_uring_submit_and_wait(&u->ring, 1);
 		else

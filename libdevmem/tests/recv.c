@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fake-sock.h"
@@ -351,6 +352,111 @@ static int test_loopback(void)
 	return T_PASS;
 }
 
+/* Receive on @fd with SO_RCVTIMEO @ms; *@took: how long it took (ms). */
+static ssize_t timed_recv(struct devmem_rx *rx, int fd, int flags,
+			  long ms, long *took)
+{
+	struct devmem_rx_result res = { .size = sizeof(res) };
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 };
+	struct timespec a, b;
+	char buf[64];
+	ssize_t ret;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ret = devmem_recv(rx, fd, buf, sizeof(buf), flags, &res);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	*took = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	return ret;
+}
+
+/*
+ * devmem_rx_set_stall_check() on a real loopback connection with no
+ * data: a wait ends with ENOBUFS once the application holds every buffer
+ * of the binding (2 here, held through the recycler's notes), and only
+ * then; SO_RCVTIMEO still ends it otherwise; MSG_DONTWAIT is never
+ * watched; data queued is received whatever is held.
+ */
+static int test_stall_check(void)
+{
+	const struct devmem_frag frags[] = {
+		{ .offset = 0, .size = 100, .token = 1, .dmabuf_id = 77 },
+		{ .offset = 4096, .size = 100, .token = 2, .dmabuf_id = 77 },
+	};
+	struct devmem_binding *b, *tx;
+	struct wait_sock w = { 0 };
+	struct devmem_recycler *rc;
+	struct devmem_rx *rx;
+	int cfd = -1, sfd = -1;
+	long took;
+
+	if (tcp_pair(&cfd, &sfd))
+		return t_skip("no loopback TCP here");
+	CHECK_EQ(devmem_rx_new(&rx, 0, 0), 0);
+	CHECK_EQ(devmem_recycler_new(&rc, sfd, 2), 0);
+	devmem_recycler_set_dontneed(rc, wait_dontneed, &w);
+	CHECK_EQ(devmem_binding_new_unbound(&b, 77, 0), 0);
+	devmem_binding_set_buffers(b, 2, 4096);
+	CHECK_EQ(devmem_binding_new_unbound(&tx, 78, 1), 0);
+	CHECK_EQ(devmem_held_register(77, 2, 4096), 0);
+
+	CHECK_EQ(devmem_rx_set_stall_check(NULL, b, 50), -EINVAL);
+	CHECK_EQ(devmem_rx_set_stall_check(rx, b, 50), -EINVAL);
+	CHECK(strstr(devmem_last_error(), "no recycler linked") != NULL);
+	CHECK_EQ(devmem_rx_set_recycler(rx, rc), 0);
+	CHECK_EQ(devmem_rx_set_stall_check(rx, b, 0), -EINVAL);
+	CHECK_EQ(devmem_rx_set_stall_check(rx, b, 1U << 31), -EINVAL);
+	CHECK_EQ(devmem_rx_set_stall_check(rx, tx, 50), -EINVAL);
+	CHECK_EQ(devmem_rx_set_stall_check(rx, b, 50), 0);
+
+	/* data queued: received */
+	CHECK_EQ(write(cfd, "hello", 5), 5);
+	CHECK_EQ(timed_recv(rx, sfd, 0, 2000, &took), 5);
+
+	/* one buffer of two held: only SO_RCVTIMEO ends the wait */
+	devmem_recycler_note(rc, frags, 1);
+	CHECK_EQ(timed_recv(rx, sfd, 0, 300, &took), -EAGAIN);
+	CHECK(took >= 250);
+
+	/* both held: ENOBUFS after a check, long before SO_RCVTIMEO */
+	devmem_recycler_note(rc, &frags[1], 1);
+	CHECK_EQ(timed_recv(rx, sfd, 0, 10000, &took), -ENOBUFS);
+	CHECK(took < 5000);
+	CHECK(!strcmp(devmem_last_error(), "stalled: no data for 50 ms, and the application holds all 2 buffers of binding 77 (2 tokens not given back): the card has none to receive into; give tokens back, or bind a larger dma-buf"));
+	/* a receive that does not wait is not watched */
+	CHECK_EQ(timed_recv(rx, sfd, MSG_DONTWAIT, 10000, &took), -EAGAIN);
+	/* data queued is received whatever is held */
+	CHECK_EQ(write(cfd, "again", 5), 5);
+	CHECK_EQ(timed_recv(rx, sfd, 0, 2000, &took), 5);
+
+	/* the tokens back through the recycler: nothing held */
+	CHECK_EQ(devmem_recycler_add_frags(rc, frags, 2), 0);
+	CHECK(devmem_recycler_flush(rc) >= 0);
+	CHECK_EQ(devmem_recycler_get_stats(rc)->freed, 2);
+	CHECK_EQ(devmem_binding_held(b, NULL), 0);
+	CHECK_EQ(timed_recv(rx, sfd, 0, 300, &took), -EAGAIN);
+
+	/* unlinking the recycler stops the watch */
+	devmem_recycler_note(rc, frags, 2);
+	CHECK_EQ(devmem_binding_held(b, NULL), 2);
+	CHECK_EQ(devmem_rx_set_recycler(rx, NULL), 0);
+	CHECK_EQ(devmem_rx_set_recycler(rx, rc), 0);
+	CHECK_EQ(timed_recv(rx, sfd, 0, 300, &took), -EAGAIN);
+	CHECK(took >= 250);
+
+	/* the recycler goes with its socket: nothing held */
+	devmem_recycler_free(rc);
+	CHECK_EQ(devmem_binding_held(b, NULL), 0);
+	devmem_held_unregister(77);
+	devmem_binding_free(tx);
+	devmem_binding_free(b);
+	devmem_rx_free(rx);
+	close(cfd);
+	close(sfd);
+	return T_PASS;
+}
+
 static const struct t_case cases[] = {
 	{ "etoosmall-grows", test_grow },
 	{ "etoosmall-bounded", test_grow_bounded },
@@ -358,6 +464,7 @@ static const struct t_case cases[] = {
 	{ "order", test_order },
 	{ "errors", test_errors },
 	{ "recycler-before-wait", test_recycler },
+	{ "stall-check", test_stall_check },
 	{ "loopback", test_loopback },
 };
 

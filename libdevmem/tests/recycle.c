@@ -584,6 +584,66 @@ static int test_fd_size(void)
 	return T_PASS;
 }
 
+/*
+ * What the application holds (devmem_binding_held()): fragments noted by
+ * a linked receive count their buffer once however many share it, and
+ * leave it when their token goes back through the recycler, or when the
+ * recycler goes; a binding the process did not make is not counted, nor
+ * a token too large for the map.
+ */
+static int test_held(void)
+{
+	/* binding 41: 4 buffers of 16K; tokens 1-3 in buffer 0, 4 in 2 */
+	const struct devmem_frag frags[] = {
+		{ .offset = 0, .size = 1448, .token = 1, .dmabuf_id = 41 },
+		{ .offset = 1448, .size = 1448, .token = 2, .dmabuf_id = 41 },
+		{ .offset = 2896, .size = 1448, .token = 3, .dmabuf_id = 41 },
+		{ .offset = 32768, .size = 100, .token = 4, .dmabuf_id = 41 },
+		{ .offset = 0, .size = 100, .token = 5, .dmabuf_id = 42 },
+		{ .offset = 65536, .size = 1, .token = 6, .dmabuf_id = 41 },
+		{ .offset = 16384, .size = 1, .token = 1U << 30,
+		  .dmabuf_id = 41 },
+	};
+	const uint32_t back[] = { 1, 2, 4 };
+	struct devmem_recycler *rc;
+	struct fake_sock *s = fake_new();
+	uint64_t tokens = 99;
+
+	CHECK(s != NULL);
+	CHECK_EQ(devmem_held_register(41, 4, 16384), 0);
+	CHECK_EQ(devmem_held_get(41, &tokens), 0);
+	CHECK_EQ(tokens, 0);
+	CHECK_EQ(new_rc(&rc, 100, s), 0);
+	hold(s, (const uint32_t[]){ 1, 2, 3, 4, 5, 6 }, 6);
+	devmem_recycler_note(rc, frags, sizeof(frags) / sizeof(frags[0]));
+	/* buffers 0 and 2; the frag past the end and binding 42 are not */
+	CHECK_EQ(devmem_held_get(41, &tokens), 2);
+	CHECK_EQ(tokens, 4);
+	CHECK_EQ(devmem_held_get(42, &tokens), 0);
+	CHECK_EQ(tokens, 0);
+
+	/* tokens 1, 2 and 4 back: buffer 0 still has token 3 */
+	CHECK_EQ(add_all(rc, back, 3), 0);
+	CHECK_EQ(devmem_held_get(41, &tokens), 2);
+	CHECK_EQ(devmem_recycler_flush(rc), 3);
+	CHECK_EQ(devmem_held_get(41, &tokens), 1);
+	CHECK_EQ(tokens, 1);
+
+	/* a token the kernel reissued replaces the stale entry */
+	devmem_recycler_note(rc, &frags[2], 1);
+	CHECK_EQ(devmem_held_get(41, &tokens), 1);
+	CHECK_EQ(tokens, 1);
+
+	/* the recycler goes with its socket: nothing is held */
+	devmem_recycler_free(rc);
+	CHECK_EQ(devmem_held_get(41, &tokens), 0);
+	CHECK_EQ(tokens, 0);
+	devmem_held_unregister(41);
+	CHECK(!s->bad);
+	free(s);
+	return T_PASS;
+}
+
 static const struct t_case cases[] = {
 	{ "unsorted", test_unsorted },
 	{ "duplicates", test_duplicates },
@@ -598,6 +658,7 @@ static const struct t_case cases[] = {
 	{ "threshold-from-buffer-count", test_threshold },
 	{ "default-without-count", test_unsized },
 	{ "dmabuf-size", test_fd_size },
+	{ "held-buffers", test_held },
 };
 
 int main(void)

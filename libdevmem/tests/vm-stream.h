@@ -51,6 +51,9 @@ struct vm_stream {
 	struct devmem_dmabuf *db;
 	struct devmem_binding *b;
 	struct devmem_recycler *rc;
+	int keep;			/* keep the frags, not recycle them */
+	struct devmem_frag *kept;
+	size_t nr_kept, cap_kept;
 };
 
 /* @len bytes at @p must be the stream's next ones. */
@@ -87,6 +90,25 @@ static inline int vm_check_frag(struct vm_stream *s,
 			return T_FAIL;
 		done += n;
 	}
+	return T_PASS;
+}
+
+/* The application keeps @nr fragments' tokens (s->keep). */
+static inline int vm_keep_frags(struct vm_stream *s,
+				const struct devmem_frag *frags, size_t nr)
+{
+	struct devmem_frag *kept;
+	size_t cap;
+
+	if (s->nr_kept + nr > s->cap_kept) {
+		cap = 2 * (s->nr_kept + nr);
+		kept = realloc(s->kept, cap * sizeof(*kept));
+		REQUIRE(kept, "out of memory for %zu frags", cap);
+		s->kept = kept;
+		s->cap_kept = cap;
+	}
+	memcpy(s->kept + s->nr_kept, frags, nr * sizeof(*frags));
+	s->nr_kept += nr;
 	return T_PASS;
 }
 
@@ -151,6 +173,8 @@ static inline int vm_check_result(struct vm_stream *s, const void *buf,
 	s->linear += host;
 	s->dmabuf += dev;
 	s->frags += frags;
+	if (s->keep)
+		return vm_keep_frags(s, rx->frags, rx->nr_frags);
 	err = devmem_recycler_add_frags(s->rc, rx->frags, rx->nr_frags);
 	REQUIRE(err >= 0, "devmem_recycler_add_frags: %s", strerror(-err));
 	return T_PASS;
@@ -313,6 +337,7 @@ err_args:
 
 static inline void vm_release(struct vm_stream *s)
 {
+	free(s->kept);
 	devmem_recycler_free(s->rc);
 	devmem_binding_free(s->b);
 	devmem_dmabuf_free(s->db);
