@@ -12,8 +12,10 @@
  * reads each fragment where it landed, through the library's mapping of
  * the buffer, in stream order, as a GPU program would hand each fragment
  * to its kernels. Tokens go back as it goes, so
- * a stream of any length fits through the small buffer. Afterwards the
- * device is put back as it was.
+ * a stream of any length fits through the small buffer; should the
+ * program ever keep them all, the stall check turns the endless wait
+ * into an error that says so. Afterwards the device is put back as it
+ * was.
  *
  * Build: make (the Makefile here uses pkg-config).
  * Needs CAP_NET_ADMIN and /dev/udmabuf.
@@ -46,7 +48,9 @@ static int receive(int fd, struct devmem_dmabuf *db,
 	if (devmem_dmabuf_map(db, DEVMEM_ACCESS_READ, (void **)&base) < 0 ||
 	    devmem_rx_new(&rx, 0, 0) < 0 ||
 	    devmem_recycler_new(&rc, fd, devmem_binding_buffers(b)) < 0 ||
-	    devmem_rx_set_recycler(rx, rc) < 0) {
+	    devmem_rx_set_recycler(rx, rc) < 0 ||
+	    /* a receive that waits while every buffer is held fails */
+	    devmem_rx_set_stall_check(rx, b, 1000) < 0) {
 		fprintf(stderr, "receive: %s\n", devmem_last_error());
 		goto out;
 	}
