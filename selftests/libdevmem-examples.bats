@@ -17,6 +17,8 @@ EX=${VM_REPO:-$BATS_TEST_DIRNAME/..}/build/examples/share/doc/libdevmem/examples
 
 test_setup() { nsim_pair 4; }
 test_teardown() {
+	# a second program a test started, if a failure left it running
+	[ -z "${EX_PID2:-}" ] || kill -KILL "$EX_PID2" 2>/dev/null || true
 	nsim_cleanup
 	echo 0 >/proc/sys/vm/nr_hugepages
 }
@@ -131,10 +133,10 @@ set_up() {
 	wait "$EX_PID" || rc=$?
 	[ "$rc" -eq 137 ]
 	set_up
-	# a new set-up would record the changed device as the original
+	# its queue stays its own
 	run "$BIN/in-ns" "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$PORT" 3
 	[ "$status" -eq 1 ]
-	[[ $output == "set-up: $DEVB is already set up (state file "*"): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
+	[[ $output == "set-up: queue 3 of $DEVB is already set up (state file "*".owner."*"): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
 	set_up
 	run "$BIN/in-ns" "$NSB" "$EX/nic-setup" --recover "$DEVB"
 	echo "$output"
@@ -146,6 +148,52 @@ set_up() {
 	run "$BIN/in-ns" "$NSB" "$EX/nic-setup" --recover "$DEVB"
 	[ "$status" -eq 1 ]
 	[[ $output == "recover: "* ]]
+}
+
+# B's RSS table: the queues it spreads over, one line.
+rss_queues() {
+	in_ns "$NSB" ethtool -x "$DEVB" | awk '/^ +[0-9]+:/ { for (i = 2; i <= NF; i++) print $i }' |
+		sort -un | tr '\n' ' '
+}
+
+@test "nic-setup: two programs own queues 3 and 2; teardown takes over the one killed, not the one running" {
+	local before rc=0 out2=$BATS_TEST_TMPDIR/nic-setup2.out
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
+	before=$(nic_state)
+	[ "$(rss_queues)" = "0 1 2 3 " ]
+	nic_setup_start
+	"$BIN/in-ns" "$NSB" "$EX/nic-setup" "$DEVB" "$IP4B" "$((PORT + 1))" 2 >"$out2" 2>&1 3>&- &
+	EX_PID2=$!
+	wait_until 60 grep -qx ready "$out2" || { cat "$out2"; return 1; }
+	[ "$(rss_queues)" = "0 1 " ]
+	run in_ns "$NSB" ethtool -n "$DEVB"
+	echo "$output"
+	[[ $output == *"Total 2 rules"* ]]
+	[[ $output == *"Action: Direct to queue 2"* ]]
+	set_up
+
+	kill -KILL "$EX_PID2"
+	wait "$EX_PID2" || rc=$?
+	[ "$rc" -eq 137 ]
+	run in_ns "$NSB" "$BIN/devmemctl" teardown dev "$DEVB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the killed one's rule and queue are back; the running one's stay
+	[ "$(rss_queues)" = "0 1 2 " ]
+	run in_ns "$NSB" ethtool -n "$DEVB"
+	echo "$output"
+	[[ $output == *"Total 1 rules"* ]]
+	[[ $output != *"Action: Direct to queue 2"* ]]
+	set_up
+
+	rc=0
+	kill -TERM "$EX_PID"
+	wait "$EX_PID" || rc=$?
+	cat "$EX_OUT"
+	[ "$rc" -eq 0 ]
+	[ "$(nic_state)" = "$before" ]
+	run ls -A "$DEVMEM_STATE_DIR"
+	[ "$output" = "" ]
 }
 
 @test "uring-recv: on a device devmemctl set up, 16 MiB of random bytes through its own ring, mixed receives, written out exactly" {

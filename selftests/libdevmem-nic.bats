@@ -5,8 +5,9 @@
 # program nic-vm (libdevmem/tests/nic-vm.c) and checked with ethtool
 # field by field: header split (ethtool -g), the RSS carve-out (-x), the
 # ntuple feature (-k) and the rules (-n). Set-up and teardown are two
-# processes joined by the state file, as devmemctl setup and teardown
-# are; after teardown everything must be exactly as before. Refusals
+# processes joined by the state files, as devmemctl setup and teardown
+# are; after teardown everything must be exactly as before. Two set-ups
+# of one device's queues are each their own. Refusals
 # carry the kernel's errno, and its extack text where ethtool netlink
 # sent one.
 
@@ -106,19 +107,26 @@ rule_lines() {
 	[ "${lines[6]}" = "Dest port: 5202 mask: 0x0" ]
 	[ "${lines[7]}" = "Action: Direct to queue 3" ]
 
-	# the state: what was before each change, oldest first; the rule
-	# added and deleted again is not in it
+	# the state: what was before each change, then the set-up's own
+	# queues and rules; the rule added and deleted again is not in it
 	cat "$STATE"
 	[ "$(cat "$STATE")" = "libdevmem-nic 1
 device $IFB $DEVB
 header-split off
 rss default
 ntuple off
+queues 2 3
 rule 0 2 $IP4B 5201 any
 rule 1 3 $IP6B 5202 $IP6A" ]
 
-	# the library's own state file of the device says the same
-	[ "$(cat "$DEVMEM_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSB")-ifindex-$IFB")" = "$(cat "$STATE")" ]
+	# the library's own files say the same: the device's, and the one
+	# of the process that set it up (gone now, so the file is unlocked)
+	local dev owner
+	dev=$DEVMEM_STATE_DIR/netns-$(stat -L -c %i "/run/netns/$NSB")-ifindex-$IFB
+	[ "$(cat "$dev")" = "$(sed -n '1,5p' "$STATE")" ]
+	owner=("$dev".owner.*)
+	[ "${#owner[@]}" -eq 1 ]
+	[ "$(cat "${owner[0]}")" = "$(sed -e 3,5d "$STATE")" ]
 
 	# teardown from a copy, in another process
 	cp "$STATE" "$STATE.copy"
@@ -177,6 +185,41 @@ rule 1 3 $IP6B 5202 $IP6A" ]
 	nic restore "$STATE"
 	[ "$status" -eq 0 ]
 	[ "$(snapshot)" = "$before" ]
+}
+
+@test "two set-ups of one device, each its own queues and rules; teardown takes over both" {
+	before=$(snapshot)
+	nic setup "$DEVB" 3 3 "$IP4B" 5201 any "$STATE"
+	[ "$status" -eq 0 ]
+	# another process, queue 2: RSS keeps queues 0 and 1
+	nic setup "$DEVB" 2 2 "$IP4B" 5301 any "$STATE.2"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "rule loc=3 queue=2" ]
+	[ "$(rss_entries)" = "$(printf '0 1 %.0s' $(seq 64) | sed 's/ $//')" ]
+	run ethb -n "$DEVB"
+	[[ $output == *"Total 4 rules"* ]]
+	# the second one records the device as the first one found it
+	[ "$(sed -n 3,5p "$STATE.2")" = "$(sed -n 3,5p "$STATE")" ]
+	[ "$(sed -n 6p "$STATE.2")" = "queues 2 2" ]
+	# queue 3 is the first one's, for RSS and for a rule
+	nic setup "$DEVB" 1 3 "$IP4B" 5401 any "$STATE.3"
+	[ "$status" -eq 1 ]
+	[[ $output == "nic-vm: setup: errno=16: queue 3 of $DEVB is already set up (state file $DEVMEM_STATE_DIR/netns-"*".owner."*"): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
+	nic rule "$DEVB" 3 "$IP4B" 5401
+	[ "$status" -eq 1 ]
+	[[ $output == "nic-vm: rule: errno=16: queue 3 of $DEVB is already set up "* ]]
+	[ ! -e "$STATE.3" ]
+
+	# both processes are gone: teardown takes over both
+	nic teardown "$DEVB"
+	[ "$status" -eq 0 ]
+	[ "$output" = restored ]
+	[ "$(snapshot)" = "$before" ]
+	run ls -A "$DEVMEM_STATE_DIR"
+	[ "$output" = "" ]
+	nic teardown "$DEVB"
+	[ "$status" -eq 1 ]
+	[[ $output == "nic-vm: recover: errno=2: $DEVB is not set up (no state file "* ]]
 }
 
 @test "state of a device that is gone: ENODEV" {

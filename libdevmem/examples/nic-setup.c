@@ -8,11 +8,13 @@
  *
  * The first form turns header split on, keeps rx queue QUEUE out of RSS
  * and steers TCP to ADDRESS:PORT to it, says "ready" and waits for
- * SIGINT or SIGTERM; then it puts the device back as it was. Meanwhile
- * the library keeps what it changed in the device's state file. If the
- * program dies without putting the device back (kill -9, a crash), the
- * second form (or "devmemctl teardown dev IFNAME") takes that state over and
- * undoes it.
+ * SIGINT or SIGTERM; then it puts the device back as it was. Several
+ * may run at once, each with its own queue: header split is theirs
+ * together, and the last one to go turns it back off. Meanwhile the
+ * library keeps what each changed in its state files. If the program
+ * dies without putting its set-up back (kill -9, a crash), the second
+ * form (or "devmemctl teardown dev IFNAME") takes that set-up over and
+ * undoes it, leaving those of programs still running alone.
  *
  * Build: make (the Makefile here uses pkg-config).
  * Needs CAP_NET_ADMIN.

@@ -754,18 +754,31 @@ void devmem_page_pool_dump_free(struct devmem_page_pool *p);
  * Every function leaves a reason in devmem_last_error() (the kernel's
  * extack text where it sent one).
  *
- * While a devmem_nic has changes recorded, they are also in the device's
- * state file, DIR/netns-<inode of /proc/self/ns/net>-ifindex-<ifindex>
- * (DIR: $DEVMEM_STATE_DIR, else /run/devmem, made 0700 when missing):
- * created exclusively before the first change (a device that has one is
- * refused, -EBUSY), rewritten (a new file renamed over it) after each
- * change and each undo, removed once nothing is recorded. The process
- * holds it open and flock()ed (LOCK_EX) meanwhile, so that when it dies,
- * however it dies, devmem_nic_new_recover() can take the state over and
- * devmem_nic_restore() put the device back ("devmemctl teardown").
- * Every change function below may also fail with -EBUSY (the state
- * file of another state is there), -ENOMEM or the file's errors, with a
- * reason naming the file.
+ * Several processes (or states) may set up queues of one device, each
+ * its own: an owner. What they share is what the device was before any
+ * of them: header split, hds-thresh, the ntuple feature and the RSS
+ * table, recorded by the first owner that changes each and restored by
+ * the last one to restore. What is an owner's own is the queues it keeps
+ * out of RSS and its n-tuple rules; an owner may not have another's
+ * queues (-EBUSY), and the RSS table spreads over the queues no owner
+ * has. The records live in the state directory DIR ($DEVMEM_STATE_DIR,
+ * else /run/devmem, made 0700 when missing), per device of the caller's
+ * network namespace (NS: the inode of /proc/self/ns/net):
+ *
+ *   DIR/netns-NS-ifindex-IFINDEX          what the device was
+ *   DIR/netns-NS-ifindex-IFINDEX.owner.X  one owner's queues and rules
+ *
+ * A state becomes an owner with its first change function, which makes
+ * its owner file (mode 0600); the process holds it open and flock()ed
+ * (LOCK_EX) until devmem_nic_restore() or devmem_nic_free(), so that
+ * when it dies, however it dies, devmem_nic_new_recover() can take over
+ * what it left ("devmemctl teardown"). Each function reads and rewrites
+ * the files under a lock of the directory, so owners never see each
+ * other half-way. Every change function below may also fail with -EBUSY
+ * (another owner has the queue, or the file of a set-up by libdevmem
+ * before 1.4 is there), -EINVAL (a malformed file in the way), -EACCES
+ * (the directory is not this user's), -ENOMEM or the files' errors, with
+ * a reason naming the file.
  */
 
 /* A TCP flow for an n-tuple rule. The caller sets @size to
@@ -807,22 +820,27 @@ int devmem_flow_parse(struct devmem_flow *f, const char *dst,
 int devmem_nic_new(struct devmem_nic **np, int ifindex);
 
 /*
- * Take over the set-up state of device @ifindex (in the caller's network
- * namespace) that a process left in its state file: one that ended
- * without restoring it, or was killed. The file is loaded strictly, as
- * devmem_nic_new_from_file() does, and locked: devmem_nic_restore() then
- * undoes the changes and removes it.
+ * Take over what the owners of device @ifindex's queues (in the caller's
+ * network namespace) that are gone left: processes that ended without
+ * restoring, or were killed. Their files are loaded strictly, as
+ * devmem_nic_new_from_file() does, into one new owner (their files are
+ * removed, its own made and locked): devmem_nic_restore() then deletes
+ * their rules, gives their queues back to RSS and, when no running
+ * owner is left, puts back what the device was. Running owners are left
+ * alone. A device file without owners (its last owner died while
+ * restoring) is taken over the same way.
  * Returns 0 and stores the state in *@np, or -errno with a reason:
- * -EINVAL (NULL @np, @ifindex not positive, a malformed file or one of
- * another ifindex); -ENODEV (no such device, or the file's device is not
- * the one of that index now); -ENOENT (no state file: not set up);
- * -EBUSY (a running process holds the file); -ENOMEM; the file's errors.
+ * -EINVAL (NULL @np, @ifindex not positive, a malformed file);
+ * -ENODEV (no such device, or a file's device is not the one of that
+ * index now); -ENOENT (no state file: not set up); -EBUSY (every owner
+ * is running); -ENOMEM; the files' errors.
  */
 int devmem_nic_new_recover(struct devmem_nic **np, int ifindex);
 
-/* Forget the state (and close its socket); restores nothing. With
- * changes recorded the state file stays, unlocked, for
- * devmem_nic_new_recover(). NULL is a no-op.
+/* Forget the state (and close its socket); restores nothing. An owner
+ * with queues or rules recorded (or the last owner, with what the device
+ * was recorded) leaves its file, unlocked, for devmem_nic_new_recover();
+ * another one's file goes. NULL is a no-op.
  */
 void devmem_nic_free(struct devmem_nic *n);
 
@@ -841,24 +859,28 @@ int devmem_nic_ifindex(const struct devmem_nic *n);
 /*
  * Header split (ethtool tcp-data-split) on (@on not 0) or off, through
  * ethtool netlink (rings get, then set when it differs). The value before
- * the first change is recorded.
- * Returns 0, or -errno with a reason: -EINVAL (NULL @n); the kernel's
- * (-EOPNOTSUPP: the driver cannot set it; -EINVAL: off while device
- * memory is bound; -EPERM).
+ * the first change is recorded. On, a device with hds-thresh gets 0
+ * (that value recorded too).
+ * Returns 0, or -errno with a reason: -EINVAL (NULL @n); -EBUSY (off
+ * while other owners have queues set up); the kernel's (-EOPNOTSUPP:
+ * the driver cannot set it; -EINVAL: off while device memory is bound;
+ * -EPERM).
  */
 int devmem_nic_header_split(struct devmem_nic *n, int on);
 
 /*
  * Keep rx queues @first..@last (inclusive) out of the RSS indirection
- * table: the table (of the device's size) spreads round robin over the
- * device's other rx queues (ETHTOOL_GRXRINGS, ETHTOOL_GRXFHINDIR,
- * ETHTOOL_SRXFHINDIR). Nothing is written when the table already is that.
- * The table before the first change is recorded; one that was the
- * kernel's default spread is recorded as "default" and restored as the
- * default (which also lets a later channel change re-spread it).
+ * table, in place of those this state kept out before: the table (of the
+ * device's size) spreads round robin over the rx queues no owner keeps
+ * out (ETHTOOL_GRXRINGS, ETHTOOL_GRXFHINDIR, ETHTOOL_SRXFHINDIR).
+ * Nothing is written when the table already is that. The table before
+ * the first owner's change is recorded; one that was the kernel's default
+ * spread is recorded as "default" and restored as the default (which also
+ * lets a later channel change re-spread it).
  * Returns 0, or -errno with a reason: -EINVAL (NULL @n, @first > @last,
- * @last not below the rx queue count, no queue left for RSS);
- * -EOPNOTSUPP (no RSS table); the kernel's (-EPERM, ...).
+ * @last not below the rx queue count, no queue left for RSS); -EBUSY
+ * (another owner has one of the queues); -EOPNOTSUPP (no RSS table); the
+ * kernel's (-EPERM, ...).
  */
 int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
 			   uint32_t last);
@@ -872,9 +894,10 @@ int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
  * lowest free location; it is recorded, and its location stored in *@loc
  * (@loc may be NULL). On failure nothing stays changed.
  * Returns 0, or -errno with a reason: -EINVAL (NULL @n or @f, a family
- * other than AF_INET/AF_INET6, port 0); -EOPNOTSUPP (the ntuple feature
- * cannot be turned on); -ENOSPC (no free location); the kernel's
- * (-EINVAL: e.g. no queue @queue; -EOPNOTSUPP; -EPERM).
+ * other than AF_INET/AF_INET6, port 0); -EBUSY (another owner has
+ * @queue); -EOPNOTSUPP (the ntuple feature cannot be turned on);
+ * -ENOSPC (no free location); the kernel's (-EINVAL: e.g. no queue
+ * @queue; -EOPNOTSUPP; -EPERM).
  */
 int devmem_nic_flow_add(struct devmem_nic *n, const struct devmem_flow *f,
 			uint32_t queue, uint32_t *loc);
@@ -900,14 +923,17 @@ int devmem_nic_setup(struct devmem_nic *n, uint32_t first, uint32_t last,
 		     const struct devmem_flow *f);
 
 /*
- * Undo every recorded change, newest first: rules deleted, the ntuple
- * feature back off, the RSS table back, header split back. A rule no
- * longer there counts as undone; one whose location now holds another
- * rule is left in place (-ESTALE). Goes on past a failure: changes
- * undone are forgotten, those that failed stay recorded (a second call
- * retries them), and the state file says so after each; it is removed
- * when nothing is left. An empty state without a file makes no system
- * call.
+ * Undo this owner's set-up: its rules deleted, newest first, and its
+ * queues given back to RSS (the table spreads over the queues no other
+ * owner keeps out). The last owner also puts back what the device was:
+ * the ntuple feature off, the RSS table, header split and hds-thresh.
+ * A rule no longer there counts as undone; one whose location now holds
+ * another rule is left in place (-ESTALE). Goes on past a failure:
+ * changes undone are forgotten, those that failed stay recorded (a
+ * second call retries them) and in the files; an owner with nothing left
+ * removes its file. A state read with devmem_nic_new_from_file() is no
+ * owner: it undoes everything it holds and touches no state file; with
+ * nothing recorded it makes no system call.
  * Returns 0, or the first error with its reason: -EINVAL (NULL @n);
  * -ESTALE; the errors above.
  */
@@ -924,7 +950,9 @@ int devmem_nic_restore(struct devmem_nic *n);
  *   ntuple off                        the feature was off
  *   rss default                       the table was the default spread
  *   rss table SIZE Q0 Q1 ... Q(SIZE-1)   the table before
+ *   hds-thresh BYTES                  the value before
  *   rule LOC QUEUE DST PORT SRC|any   a rule inserted
+ *   queues FIRST LAST                 queues kept out of RSS
  *
  * Fields are separated by one space, every line ends with a newline.
  * devmem_nic_save() writes a temporary file next to @path (mode 0600)
@@ -933,10 +961,12 @@ int devmem_nic_restore(struct devmem_nic *n);
  * write(), fsync() and rename(); -ENOMEM.
  *
  * devmem_nic_new_from_file() reads it strictly and checks that IFINDEX still
- * names device NAME in the caller's namespace. The state it returns
- * does not own the device's state file: its restore leaves that file
- * alone, and its first change creates it (devmem_nic_new_recover() is
- * the way to take over a device's own file). Returns 0 and stores the
+ * names device NAME in the caller's namespace. The state it returns is
+ * no owner: its restore undoes all it holds and leaves the state
+ * directory alone (devmem_nic_new_recover() is the way to take over
+ * what an owner left); its first change makes it an owner, what the
+ * device file records taking the place of its own records of the same
+ * kind. Returns 0 and stores the
  * state in *@np, or -errno with a reason: -EINVAL (NULL @np or @path; a
  * malformed file: the reason says "PATH:LINE: what"; a file over 1 MiB);
  * -ENODEV (no device IFINDEX, or it is now named otherwise); open()'s

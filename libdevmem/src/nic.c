@@ -77,13 +77,13 @@ struct nic_change *nic_find_rule(struct devmem_nic *n, uint32_t loc)
 	return NULL;
 }
 
-static void nic_change_free(struct nic_change *c)
+void nic_change_free(struct nic_change *c)
 {
 	if (c->kind == NIC_RSS)
 		free(c->rss.table);
 }
 
-static void nic_forget(struct devmem_nic *n, struct nic_change *c)
+void nic_forget(struct devmem_nic *n, struct nic_change *c)
 {
 	size_t i = c - n->ch;
 
@@ -108,29 +108,31 @@ static int nic_undo_one(struct devmem_nic *n, const struct nic_change *c)
 		return nic_rss_set(n, c->rss.table, c->rss.size);
 	case NIC_RULE:
 		return nic_rule_undo(n, c);
+	case NIC_QUEUES:
+		return 0;	/* the RSS table follows the queues left */
 	}
 	return devmem_fail(-EINVAL, "unknown change %d", c->kind);
 }
 
 /*
- * Undo the changes recorded from @mark on, newest first. A change undone
- * is forgotten (and, with @sync, the state file rewritten); one that
+ * Undo the changes recorded from @mark on that files of @which hold
+ * (NIC_FILE_*), newest first. A change undone is forgotten; one that
  * fails stays recorded. Returns the first error, with its reason.
  */
-int nic_undo_from(struct devmem_nic *n, size_t mark, int sync)
+int nic_undo_from(struct devmem_nic *n, size_t mark, int which)
 {
 	struct nic_reason r = { 0 };
 	size_t i;
 	int err;
 
 	for (i = n->nr; i-- > mark; ) {
+		if (!(which & (nic_shared(n->ch[i].kind) ? NIC_FILE_SHARED :
+			       NIC_FILE_OWN)))
+			continue;
 		err = nic_undo_one(n, &n->ch[i]);
 		nic_reason_keep(&r, err);
-		if (err)
-			continue;
-		nic_forget(n, &n->ch[i]);
-		if (sync)
-			nic_reason_keep(&r, nic_state_sync(n));
+		if (!err)
+			nic_forget(n, &n->ch[i]);
 	}
 	return nic_reason_return(&r);
 }
@@ -141,10 +143,9 @@ static int nic_unwind(struct devmem_nic *n, size_t mark, int err)
 	struct nic_reason r = { 0 };
 
 	nic_reason_keep(&r, err);
-	nic_undo_from(n, mark, 0);
+	nic_undo_from(n, mark, NIC_FILE_SHARED | NIC_FILE_OWN);
 	return nic_reason_return(&r);
 }
-
 
 /* ---- the API ---- */
 
@@ -187,8 +188,7 @@ DEVMEM_EXPORT void devmem_nic_free(struct devmem_nic *n)
 
 	if (!n)
 		return;
-	/* with changes recorded, the file stays for a later recovery */
-	nic_state_close(n, !n->nr);
+	nic_state_free(n);
 	for (i = 0; i < n->nr; i++)
 		nic_change_free(&n->ch[i]);
 	free(n->ch);
@@ -221,7 +221,8 @@ static int nic_thresh_zero(struct devmem_nic *n)
 	return 0;
 }
 
-static int nic_hds_change(struct devmem_nic *n, int on)
+static int nic_hds_change(struct devmem_nic *n, const struct nic_op *op,
+			  int on)
 {
 	uint8_t old, want;
 	int err;
@@ -234,6 +235,10 @@ static int nic_hds_change(struct devmem_nic *n, int on)
 	if (err)
 		return err;
 	if (old != want) {
+		if (!on && op->nr_others)
+			return devmem_fail(-EBUSY,
+					   "%s: header split is shared with %zu other set-up(s) of its queues (state files %s" ".owner.*): it stays on until they are torn down",
+					   n->name, op->nr_others, op->dev_path);
 		err = nic_hds_set(n, want);
 		if (err)
 			return err;
@@ -245,20 +250,19 @@ static int nic_hds_change(struct devmem_nic *n, int on)
 
 DEVMEM_EXPORT int devmem_nic_header_split(struct devmem_nic *n, int on)
 {
-	size_t mark;
+	struct nic_op op;
 	int err;
 
 	devmem_error_clear();
 	if (!n)
 		return devmem_fail(-EINVAL, "no device state");
-	err = nic_state_claim(n);
+	err = nic_op_begin(n, &op);
 	if (err)
 		return err;
-	mark = n->nr;
-	err = nic_hds_change(n, on);
+	err = nic_hds_change(n, &op, on);
 	if (err)
-		err = nic_unwind(n, mark, err);
-	return nic_state_commit(n, mark, err);
+		err = nic_unwind(n, op.mark, err);
+	return nic_op_end(n, &op, err, 0);
 }
 
 /* A device state and a range of queues A..B from the caller. */
@@ -274,71 +278,103 @@ static int nic_check_queues(struct devmem_nic *n, uint32_t first,
 	return 0;
 }
 
-static int nic_rss_change(struct devmem_nic *n, uint32_t first, uint32_t last)
+/* The queues @n has out of RSS, to put back after a failure. */
+struct nic_queues {
+	struct nic_change *ch;
+	size_t nr;
+};
+
+/* Move @n's queues out of the record into @q. */
+static int nic_queues_take(struct devmem_nic *n, struct nic_queues *q)
 {
-	struct ethtool_rxfh_indir *old = NULL;
-	uint32_t nq = 0, nleft, i, *table = NULL;
+	size_t i;
+
+	q->nr = 0;
+	q->ch = malloc((n->nr + 1) * sizeof(*q->ch));
+	if (!q->ch)
+		return devmem_fail(-ENOMEM, "out of memory");
+	for (i = n->nr; i-- > 0; ) {
+		if (n->ch[i].kind != NIC_QUEUES)
+			continue;
+		q->ch[q->nr++] = n->ch[i];
+		nic_forget(n, &n->ch[i]);
+	}
+	return 0;
+}
+
+/* Put @q back in place of @n's queues, and free it. */
+static void nic_queues_put(struct devmem_nic *n, struct nic_queues *q)
+{
+	struct nic_queues now;
+
+	if (!nic_queues_take(n, &now))
+		free(now.ch);
+	/* room: taking @q made it */
+	while (q->nr)
+		n->ch[n->nr++] = q->ch[--q->nr];
+	free(q->ch);
+}
+
+/* Queues @first..@last out of RSS (those @n had taken out of the record
+ * before): the table spreads over the queues no owner has.
+ */
+static int nic_queues_change(struct devmem_nic *n, const struct nic_op *op,
+			     uint32_t first, uint32_t last)
+{
+	struct nic_change *c;
 	int err;
 
 	err = nic_reserve(n, 1);
-	if (!err)
-		err = nic_rx_queues(n, &nq);
 	if (err)
 		return err;
-	if (last >= nq)
-		return devmem_fail(-EINVAL, "%s has %u rx queues: no queue %u",
-				   n->name, nq, last);
-	nleft = nq - (last - first + 1);
-	if (!nleft)
-		return devmem_fail(-EINVAL,
-				   "%s has %u rx queues: none would be left for RSS",
-				   n->name, nq);
+	c = nic_record(n, NIC_QUEUES);
+	c->queues.first = first;
+	c->queues.last = last;
+	return nic_rss_settle(n, op);
+}
 
-	err = nic_rss_get(n, &old);
-	if (err)
-		return err;
-	table = malloc(old->size * sizeof(*table));
-	if (!table) {
-		err = devmem_fail(-ENOMEM, "out of memory");
-		goto out;
+/*
+ * The end of a change that began with @n's queues taken into @old (at
+ * @op's mark): when it failed with @err, what it did is undone and @old
+ * put back, with the table theirs. Returns @err, with its reason.
+ */
+static int nic_queues_done(struct devmem_nic *n, const struct nic_op *op,
+			   struct nic_queues *old, int err)
+{
+	struct nic_reason r = { 0 };
+
+	if (!err) {
+		free(old->ch);
+		return 0;
 	}
-	/* Round robin over the queues below @first, then those above @last. */
-	for (i = 0; i < old->size; i++) {
-		table[i] = i % nleft;
-		if (table[i] >= first)
-			table[i] += last - first + 1;
-	}
-	if (!memcmp(table, old->ring_index, old->size * sizeof(*table)))
-		goto out;
-	if (!nic_find(n, NIC_RSS)) {
-		err = nic_rss_record(n, old, nq);
-		if (err)
-			goto out;
-		err = nic_rss_set(n, table, old->size);
-		if (err)
-			nic_forget(n, &n->ch[n->nr - 1]);
-	} else {
-		err = nic_rss_set(n, table, old->size);
-	}
-out:
-	free(table);
-	free(old);
-	return err;
+	nic_reason_keep(&r, err);
+	nic_undo_from(n, op->mark, NIC_FILE_SHARED | NIC_FILE_OWN);
+	nic_queues_put(n, old);
+	nic_rss_settle(n, op);
+	return nic_reason_return(&r);
 }
 
 DEVMEM_EXPORT int devmem_nic_rss_exclude(struct devmem_nic *n, uint32_t first,
 					 uint32_t last)
 {
-	size_t mark;
+	struct nic_queues old = { 0 };
+	struct nic_op op;
 	int err;
 
 	err = nic_check_queues(n, first, last);
 	if (!err)
-		err = nic_state_claim(n);
+		err = nic_op_begin(n, &op);
 	if (err)
 		return err;
-	mark = n->nr;
-	return nic_state_commit(n, mark, nic_rss_change(n, first, last));
+	err = nic_op_busy(n, &op, first, last);
+	if (!err)
+		err = nic_queues_take(n, &old);
+	if (!err) {
+		op.mark = n->nr;
+		err = nic_queues_done(n, &op, &old,
+				      nic_queues_change(n, &op, first, last));
+	}
+	return nic_op_end(n, &op, err, 0);
 }
 
 static int nic_flow_change(struct devmem_nic *n, const struct devmem_flow *f,
@@ -372,7 +408,7 @@ DEVMEM_EXPORT int devmem_nic_flow_add(struct devmem_nic *n,
 				      uint32_t queue, uint32_t *loc)
 {
 	struct devmem_flow flow;
-	size_t mark;
+	struct nic_op op;
 	int err;
 
 	devmem_error_clear();
@@ -380,37 +416,44 @@ DEVMEM_EXPORT int devmem_nic_flow_add(struct devmem_nic *n,
 		return devmem_fail(-EINVAL, "no device state");
 	err = nic_check_flow(&flow, f);
 	if (!err)
-		err = nic_state_claim(n);
+		err = nic_op_begin(n, &op);
 	if (err)
 		return err;
-	mark = n->nr;
-	return nic_state_commit(n, mark,
-				nic_flow_change(n, &flow, queue, loc));
+	err = nic_op_busy(n, &op, queue, queue);
+	if (!err)
+		err = nic_flow_change(n, &flow, queue, loc);
+	return nic_op_end(n, &op, err, 0);
 }
 
 DEVMEM_EXPORT int devmem_nic_flow_del(struct devmem_nic *n, uint32_t loc)
 {
 	struct nic_change *c;
-	int err;
+	struct nic_op op;
+	int err, owner;
 
 	devmem_error_clear();
 	if (!n)
 		return devmem_fail(-EINVAL, "no device state");
+	/* a state that is no owner has no file to keep current */
+	owner = n->state_fd >= 0;
+	if (owner) {
+		err = nic_op_begin(n, &op);
+		if (err)
+			return err;
+	}
 	err = nic_rule_delete(n, loc);
-	if (err)
-		return err;
-	c = nic_find_rule(n, loc);
-	if (!c)
-		return 0;
-	nic_forget(n, c);
-	return nic_state_sync(n);
+	c = err ? NULL : nic_find_rule(n, loc);
+	if (c)
+		nic_forget(n, c);
+	return owner ? nic_op_end(n, &op, err, 0) : err;
 }
 
 DEVMEM_EXPORT int devmem_nic_setup(struct devmem_nic *n, uint32_t first,
 				   uint32_t last, const struct devmem_flow *f)
 {
+	struct nic_queues old = { 0 };
 	struct devmem_flow flow;
-	size_t mark;
+	struct nic_op op;
 	int err;
 
 	err = nic_check_queues(n, first, last);
@@ -419,36 +462,53 @@ DEVMEM_EXPORT int devmem_nic_setup(struct devmem_nic *n, uint32_t first,
 		f = &flow;
 	}
 	if (!err)
-		err = nic_state_claim(n);
+		err = nic_op_begin(n, &op);
 	if (err)
 		return err;
-	mark = n->nr;
-	err = nic_hds_change(n, 1);
+	err = nic_op_busy(n, &op, first, last);
 	if (!err)
-		err = nic_rss_change(n, first, last);
+		err = nic_queues_take(n, &old);
+	if (err)
+		return nic_op_end(n, &op, err, 0);
+	op.mark = n->nr;
+	err = nic_hds_change(n, &op, 1);
+	if (!err)
+		err = nic_queues_change(n, &op, first, last);
 	if (!err && f)
 		err = nic_flow_change(n, f, first, NULL);
+	err = nic_queues_done(n, &op, &old, err);
+	return nic_op_end(n, &op, err, 0);
+}
+
+/*
+ * An owner's restore: its rules go and its queues go back to RSS; what
+ * the device was before set-up comes back with the last owner.
+ */
+static int nic_restore_owner(struct devmem_nic *n)
+{
+	struct nic_reason r = { 0 };
+	struct nic_op op;
+	int err;
+
+	err = nic_op_begin(n, &op);
 	if (err)
-		err = nic_unwind(n, mark, err);
-	return nic_state_commit(n, mark, err);
+		return err;
+	nic_reason_keep(&r, nic_undo_from(n, 0, NIC_FILE_OWN));
+	if (op.nr_others)
+		nic_reason_keep(&r, nic_rss_settle(n, &op));
+	else
+		nic_reason_keep(&r, nic_undo_from(n, 0, NIC_FILE_SHARED));
+	nic_reason_keep(&r, nic_op_end(n, &op, 0, 1));
+	return nic_reason_return(&r);
 }
 
 DEVMEM_EXPORT int devmem_nic_restore(struct devmem_nic *n)
 {
-	int err;
-
 	devmem_error_clear();
 	if (!n)
 		return devmem_fail(-EINVAL, "no device state");
-	err = nic_undo_from(n, 0, 1);
-	/* a state recovered with nothing in it has its file still */
-	if (!n->nr && n->state_fd >= 0) {
-		struct nic_reason r = { 0 };
-
-		nic_reason_keep(&r, err);
-		nic_reason_keep(&r, nic_state_close(n, 1));
-		err = nic_reason_return(&r);
-	}
-	return err;
+	/* a state read from a file undoes all it holds */
+	if (n->state_fd < 0)
+		return nic_undo_from(n, 0, NIC_FILE_SHARED | NIC_FILE_OWN);
+	return nic_restore_owner(n);
 }
-

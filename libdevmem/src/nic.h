@@ -38,7 +38,18 @@ enum nic_kind {
 	NIC_RSS,		/* the indirection table was this */
 	NIC_RULE,		/* a rule was inserted */
 	NIC_HDS_THRESH,		/* hds-thresh was thresh */
+	NIC_QUEUES,		/* queues first..last are out of RSS */
 };
+
+/*
+ * What the device was before any set-up (header split, hds-thresh, the
+ * ntuple feature, the RSS table) is shared by every owner of its queues
+ * and kept in the device's file; queues and rules are an owner's own.
+ */
+static inline int nic_shared(enum nic_kind kind)
+{
+	return kind != NIC_RULE && kind != NIC_QUEUES;
+}
 
 struct nic_change {
 	enum nic_kind kind;
@@ -54,6 +65,9 @@ struct nic_change {
 			uint32_t queue;
 			struct devmem_flow flow;
 		} rule;
+		struct {
+			uint32_t first, last;
+		} queues;
 	};
 };
 
@@ -63,11 +77,39 @@ struct devmem_nic {
 	struct devmem_nl nl;		/* nl.sk is NULL until first used */
 	struct nic_change *ch;		/* oldest first */
 	size_t nr, cap;
-	int state_fd;			/* locked state file; -1: none */
-	char *state_path;		/* its name while state_fd is open */
+	int state_fd;			/* its owner file, locked; -1: none */
+	char *state_path;		/* that file's name */
 	const struct devmem_nic_hooks *hooks;	/* tests: a fake device */
 	void *hook_arg;
 };
+
+/* Queues of another owner, as an operation found them. */
+struct nic_claim {
+	uint32_t first, last;
+	int rss;			/* out of RSS; else a rule's queue */
+	int live;			/* its owner runs */
+	const char *path;		/* its owner's file */
+};
+
+/*
+ * One operation on the device's set-up, holding the state directory's
+ * lock: the other owners' files as they are, and where the record was
+ * when it began.
+ */
+struct nic_op {
+	int dir_fd;
+	char *dev_path;			/* the device file */
+	char **others;			/* the other owners' files */
+	size_t nr_others;
+	struct nic_claim *claims;
+	size_t nr_claims;
+	size_t mark;
+	int made_own;			/* the owner file is new */
+};
+
+/* Which records a state file holds. */
+#define NIC_FILE_SHARED		1
+#define NIC_FILE_OWN		2
 
 /* The reason of a failure, kept while undoing changes overwrites it. */
 struct nic_reason {
@@ -83,7 +125,9 @@ int nic_reserve(struct devmem_nic *n, size_t more);
 struct nic_change *nic_record(struct devmem_nic *n, enum nic_kind kind);
 struct nic_change *nic_find(struct devmem_nic *n, enum nic_kind kind);
 struct nic_change *nic_find_rule(struct devmem_nic *n, uint32_t loc);
-int nic_undo_from(struct devmem_nic *n, size_t mark, int sync);
+int nic_undo_from(struct devmem_nic *n, size_t mark, int which);
+void nic_change_free(struct nic_change *c);
+void nic_forget(struct devmem_nic *n, struct nic_change *c);
 struct devmem_nic *nic_alloc(void);
 
 /* nic_ethtool.c */
@@ -98,12 +142,8 @@ int nic_ntuple_want(struct devmem_nic *n, int on);
 int nic_ntuple_on(struct devmem_nic *n);
 
 /* nic_rss.c */
-int nic_rx_queues(struct devmem_nic *n, uint32_t *nq);
-int nic_rss_get(struct devmem_nic *n, struct ethtool_rxfh_indir **rp);
-int nic_rss_set(struct devmem_nic *n, const uint32_t *table,
-		uint32_t size);
-int nic_rss_record(struct devmem_nic *n,
-		   const struct ethtool_rxfh_indir *old, uint32_t nq);
+int nic_rss_set(struct devmem_nic *n, const uint32_t *table, uint32_t size);
+int nic_rss_settle(struct devmem_nic *n, const struct nic_op *op);
 
 /* nic_rule.c */
 int nic_rule_insert(struct devmem_nic *n, const struct devmem_flow *f,
@@ -112,10 +152,16 @@ int nic_rule_delete(struct devmem_nic *n, uint32_t loc);
 int nic_rule_undo(struct devmem_nic *n, const struct nic_change *c);
 int nic_check_flow(struct devmem_flow *out, const struct devmem_flow *f);
 
+/* nic_file.c */
+int nic_write_tmp(const struct devmem_nic *n, const char *path, int which,
+		  char **tmpp, int *fdp);
+int nic_load(struct devmem_nic **np, int fd, const char *path);
+
 /* nic_state.c */
-int nic_state_claim(struct devmem_nic *n);
-int nic_state_close(struct devmem_nic *n, int remove);
-int nic_state_sync(struct devmem_nic *n);
-int nic_state_commit(struct devmem_nic *n, size_t mark, int err);
+int nic_op_begin(struct devmem_nic *n, struct nic_op *op);
+int nic_op_end(struct devmem_nic *n, struct nic_op *op, int err, int leave);
+int nic_op_busy(const struct devmem_nic *n, const struct nic_op *op,
+		uint32_t first, uint32_t last);
+void nic_state_free(struct devmem_nic *n);
 
 #endif /* LIBDEVMEM_NIC_H */

@@ -8,7 +8,7 @@
 
 /* ---- RSS (ethtool ioctl) ---- */
 
-int nic_rx_queues(struct devmem_nic *n, uint32_t *nq)
+static int nic_rx_queues(struct devmem_nic *n, uint32_t *nq)
 {
 	struct ethtool_rxnfc nfc = { .cmd = ETHTOOL_GRXRINGS };
 	int err;
@@ -24,7 +24,7 @@ int nic_rx_queues(struct devmem_nic *n, uint32_t *nq)
 }
 
 /* The indirection table, in a buffer of the caller's. */
-int nic_rss_get(struct devmem_nic *n, struct ethtool_rxfh_indir **rp)
+static int nic_rss_get(struct devmem_nic *n, struct ethtool_rxfh_indir **rp)
 {
 	struct ethtool_rxfh_indir size = { .cmd = ETHTOOL_GRXFHINDIR }, *r;
 	int err;
@@ -73,7 +73,7 @@ int nic_rss_set(struct devmem_nic *n, const uint32_t *table,
 /* Record @old as what to restore: "default" when it is the kernel's
  * default spread over @nq queues. Room reserved.
  */
-int nic_rss_record(struct devmem_nic *n,
+static int nic_rss_record(struct devmem_nic *n,
 			  const struct ethtool_rxfh_indir *old, uint32_t nq)
 {
 	struct nic_change *c;
@@ -95,3 +95,122 @@ int nic_rss_record(struct devmem_nic *n,
 	return 0;
 }
 
+
+/*
+ * Mark in @taken (one byte per queue of @nq) the queues out of RSS: @n's
+ * own, which must exist, and the other owners' (a queue beyond @nq, of a
+ * device that has fewer now, is no one's). *@any when there are any.
+ */
+static int nic_rss_taken(const struct devmem_nic *n, const struct nic_op *op,
+			 uint32_t nq, uint8_t *taken, int *any)
+{
+	uint32_t q;
+	size_t i;
+
+	*any = 0;
+	for (i = 0; i < n->nr; i++) {
+		const struct nic_change *c = &n->ch[i];
+
+		if (c->kind != NIC_QUEUES)
+			continue;
+		if (c->queues.last >= nq)
+			return devmem_fail(-EINVAL, "%s has %u rx queues: no queue %u",
+					   n->name, nq, c->queues.last);
+		for (q = c->queues.first; q <= c->queues.last; q++)
+			taken[q] = 1;
+		*any = 1;
+	}
+	for (i = 0; i < op->nr_claims; i++) {
+		const struct nic_claim *c = &op->claims[i];
+
+		if (!c->rss)
+			continue;
+		for (q = c->first; q <= c->last && q < nq; q++)
+			taken[q] = 1;
+		*any = 1;
+	}
+	return 0;
+}
+
+/* The table that spreads @size entries round robin over the queues not
+ * @taken (of @nq), in a buffer to free.
+ */
+static int nic_rss_spread(const struct devmem_nic *n, const uint8_t *taken,
+			  uint32_t nq, uint32_t size, uint32_t **tablep)
+{
+	uint32_t nleft = 0, q, i, *left, *table;
+
+	left = malloc(nq * sizeof(*left));
+	table = malloc(size * sizeof(*table));
+	if (!left || !table) {
+		free(left);
+		free(table);
+		return devmem_fail(-ENOMEM, "out of memory");
+	}
+	for (q = 0; q < nq; q++)
+		if (!taken[q])
+			left[nleft++] = q;
+	if (!nleft) {
+		free(left);
+		free(table);
+		return devmem_fail(-EINVAL,
+				   "%s has %u rx queues: none would be left for RSS",
+				   n->name, nq);
+	}
+	for (i = 0; i < size; i++)
+		table[i] = left[i % nleft];
+	free(left);
+	*tablep = table;
+	return 0;
+}
+
+int nic_rss_settle(struct devmem_nic *n, const struct nic_op *op)
+{
+	struct ethtool_rxfh_indir *cur = NULL;
+	uint32_t nq = 0, *table = NULL;
+	struct nic_change *rec;
+	uint8_t *taken;
+	int err, any;
+
+	err = nic_reserve(n, 1);
+	if (!err)
+		err = nic_rx_queues(n, &nq);
+	if (err)
+		return err;
+	taken = calloc(nq, 1);
+	if (!taken)
+		return devmem_fail(-ENOMEM, "out of memory");
+	err = nic_rss_taken(n, op, nq, taken, &any);
+	if (err)
+		goto out;
+	rec = nic_find(n, NIC_RSS);
+	if (!any) {
+		/* no owner has queues out: the table as it was */
+		if (rec) {
+			err = nic_rss_set(n, rec->rss.table, rec->rss.size);
+			if (!err)
+				nic_forget(n, rec);
+		}
+		goto out;
+	}
+	err = nic_rss_get(n, &cur);
+	if (!err)
+		err = nic_rss_spread(n, taken, nq, cur->size, &table);
+	if (err || !memcmp(table, cur->ring_index, cur->size * sizeof(*table)))
+		goto out;
+	if (!rec) {
+		err = nic_rss_record(n, cur, nq);
+		if (err)
+			goto out;
+		err = nic_rss_set(n, table, cur->size);
+		if (err)
+			nic_forget(n, &n->ch[n->nr - 1]);
+	} else {
+		err = nic_rss_set(n, table, cur->size);
+	}
+out:
+	free(table);
+	free(cur);
+	free(taken);
+	return err;
+}

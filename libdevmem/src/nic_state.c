@@ -1,14 +1,28 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR MIT)
 /*
- * NIC set-up: the state files. A state with changes recorded keeps them
- * in the device's state file too (DIR/netns-<netns inode>-ifindex-<ifindex>),
- * rewritten after each change or undo and locked (flock) for as long as
- * the state is open, so that devmem_nic_new_recover() can take it over
- * once its owner is gone.
+ * NIC set-up: the state directory, shared by the processes that set up
+ * queues of one device, each its own.
+ *
+ * DIR/netns-<netns inode>-ifindex-<ifindex> (the device file) holds what
+ * the device was before any set-up: header split, hds-thresh, the ntuple
+ * feature, the RSS table. The first owner to change one records it, the
+ * last to leave restores it.
+ *
+ * DIR/<device file>.owner.XXXXXX (an owner file) holds one owner's queues
+ * out of RSS and its n-tuple rules. The owner keeps it open and flock()ed
+ * for as long as it lives: the kernel drops the lock when the process
+ * ends, however it ends, which tells an abandoned set-up from one in use,
+ * and devmem_nic_new_recover() takes the abandoned ones over.
+ *
+ * Every operation holds the directory's own flock while it reads the
+ * files, changes the device and writes them back: owners never see each
+ * other half-way. The RSS table is computed from the union of every
+ * owner's queues each time one of them changes.
  */
 #include "nic.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,71 +32,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- state files ---- */
-
-static int nic_write_change(FILE *fp, const struct nic_change *c)
-{
-	char dst[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN];
-	const struct devmem_flow *f;
-	uint32_t i;
-
-	switch (c->kind) {
-	case NIC_HDS:
-		return fprintf(fp, "header-split %s\n", nic_hds_name(c->hds));
-	case NIC_HDS_THRESH:
-		return fprintf(fp, "hds-thresh %u\n", c->thresh);
-	case NIC_NTUPLE:
-		return fprintf(fp, "ntuple off\n");
-	case NIC_RSS:
-		if (!c->rss.size)
-			return fprintf(fp, "rss default\n");
-		fprintf(fp, "rss table %u", c->rss.size);
-		for (i = 0; i < c->rss.size; i++)
-			fprintf(fp, " %u", c->rss.table[i]);
-		return fprintf(fp, "\n");
-	case NIC_RULE:
-		f = &c->rule.flow;
-		inet_ntop(f->family, f->dst, dst, sizeof(dst));
-		if (f->has_src)
-			inet_ntop(f->family, f->src, src, sizeof(src));
-		return fprintf(fp, "rule %u %u %s %u %s\n", c->rule.loc,
-			       c->rule.queue, dst, f->dst_port,
-			       f->has_src ? src : "any");
-	}
-	return -1;
-}
-
-/* The state as the text of a state file, in a buffer to free. */
-static int nic_format(const struct devmem_nic *n, char **bufp, size_t *lenp)
-{
-	char *buf = NULL;
-	size_t len = 0, i;
-	FILE *fp;
-	int bad;
-
-	fp = open_memstream(&buf, &len);
-	if (!fp)
-		return devmem_fail(-ENOMEM, "out of memory");
-	fprintf(fp, "%s %d\ndevice %d %s\n", NIC_STATE_MAGIC,
-		NIC_STATE_VERSION, n->ifindex, n->name);
-	for (i = 0; i < n->nr; i++)
-		nic_write_change(fp, &n->ch[i]);
-	bad = ferror(fp);
-	if (fclose(fp) || bad) {
-		free(buf);
-		return devmem_fail(-ENOMEM, "out of memory");
-	}
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-}
-
-/*
- * The device's own state file. While a state has changes recorded it
- * holds the file open and flock()ed: the kernel drops the lock when the
- * process ends, however it ends, which tells an abandoned state from one
- * in use.
- */
 static const char *nic_state_dir(void)
 {
 	const char *dir = secure_getenv(NIC_STATE_DIR_ENV);
@@ -107,59 +56,7 @@ static int nic_state_dir_fail(int err, const char *what, const char *dir)
 			   what, strerror_r(-err, text, sizeof(text)), dir);
 }
 
-/*
- * A new file next to @path (@path.XXXXXX) holding the state, written and
- * synced: its name in *@tmpp (to free), its open fd in *@fdp.
- */
-static int nic_write_tmp(const struct devmem_nic *n, const char *path,
-			 char **tmpp, int *fdp)
-{
-	size_t len = 0, off = 0;
-	char *buf = NULL, *tmp;
-	ssize_t w;
-	int fd, err;
-
-	err = nic_format(n, &buf, &len);
-	if (err)
-		return err;
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
-		free(buf);
-		return devmem_fail(-ENOMEM, "out of memory");
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = devmem_fail_errno(-errno, "a new file next to %s", path);
-		goto err_free;
-	}
-	while (off < len) {
-		w = write(fd, buf + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			err = devmem_fail_errno(-errno, "writing %s", tmp);
-			goto err_unlink;
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd)) {
-		err = devmem_fail_errno(-errno, "writing %s", tmp);
-		goto err_unlink;
-	}
-	free(buf);
-	*tmpp = tmp;
-	*fdp = fd;
-	return 0;
-
-err_unlink:
-	close(fd);
-	unlink(tmp);
-err_free:
-	free(tmp);
-	free(buf);
-	return err;
-}
-
-/* The state file of device @ifindex of the caller's network namespace
+/* The device file of device @ifindex of the caller's network namespace
  * (two namespaces may each have a device of that index), a name to free.
  */
 static int nic_state_path(int ifindex, char **pathp)
@@ -175,17 +72,190 @@ static int nic_state_path(int ifindex, char **pathp)
 	return 0;
 }
 
-/* Another state's file @path is in the way: -EBUSY, saying whose. */
-static int nic_state_busy(const struct devmem_nic *n, const char *path)
-{
-	int fd, live = 0;
+#define NIC_OWNER_SUFFIX	".owner"
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		live = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
+/* The state directory, made if need be, and locked: its fd in *@fdp. */
+static int nic_dir_lock(int *fdp)
+{
+	const char *dir = nic_state_dir();
+	char what[PATH_MAX + 32];
+	int fd, err;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		goto fail;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	while (flock(fd, LOCK_EX)) {
+		if (errno == EINTR)
+			continue;
+		err = devmem_fail_errno(-errno, "locking %s", dir);
 		close(fd);
+		return err;
 	}
-	if (live)
+	*fdp = fd;
+	return 0;
+
+fail:
+	err = -errno;
+	snprintf(what, sizeof(what), "state directory %s", dir);
+	return nic_state_dir_fail(err, what, dir);
+}
+
+/* Writing a file in the state directory failed with @err: the reason,
+ * which for a directory this user may not write names the directory.
+ */
+static int nic_file_fail(int err, const char *what, const char *path)
+{
+	const char *dir = nic_state_dir();
+	char where[PATH_MAX + 32];
+
+	if (err != -EACCES && err != -EPERM && err != -EROFS)
+		return devmem_fail_errno(err, "%s %s", what, path);
+	snprintf(where, sizeof(where), "state directory %s", dir);
+	return nic_state_dir_fail(err, where, dir);
+}
+
+/* Whether directory entry @name is an owner file of device file @dev. */
+static int nic_is_owner(const char *name, const char *dev)
+{
+	const char *slash = strrchr(dev, '/');
+	size_t len;
+
+	dev = slash ? slash + 1 : dev;
+	len = strlen(dev);
+	if (strncmp(name, dev, len) ||
+	    strncmp(name + len, NIC_OWNER_SUFFIX ".", sizeof(NIC_OWNER_SUFFIX)))
+		return 0;
+	name += len + sizeof(NIC_OWNER_SUFFIX);
+	/* its temporary files have one more suffix */
+	return *name && !strchr(name, '.');
+}
+
+/* Whether @fd (an owner file) is held by a running owner. */
+static int nic_held(int fd)
+{
+	if (!flock(fd, LOCK_EX | LOCK_NB)) {
+		flock(fd, LOCK_UN);
+		return 0;
+	}
+	return errno == EWOULDBLOCK;
+}
+
+/* The state file at @fd as a state, or NULL for an empty file (an owner
+ * that died before it wrote one).
+ */
+static int nic_load_any(struct devmem_nic **np, int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return devmem_fail_errno(-errno, "state file %s", path);
+	*np = NULL;
+	return st.st_size ? nic_load(np, fd, path) : 0;
+}
+
+static void nic_op_close(struct nic_op *op)
+{
+	size_t i;
+
+	for (i = 0; i < op->nr_others; i++)
+		free(op->others[i]);
+	free(op->others);
+	free(op->claims);
+	free(op->dev_path);
+	if (op->dir_fd >= 0)
+		close(op->dir_fd);
+	memset(op, 0, sizeof(*op));
+	op->dir_fd = -1;
+}
+
+/* The queues of owner @o (file @path) into the operation's claims. */
+static int nic_op_claims(struct nic_op *op, const struct devmem_nic *o,
+			 const char *path, int live)
+{
+	struct nic_claim *cl;
+	size_t i;
+
+	for (i = 0; i < o->nr; i++) {
+		const struct nic_change *c = &o->ch[i];
+
+		if (c->kind != NIC_QUEUES && c->kind != NIC_RULE)
+			continue;
+		cl = realloc(op->claims, (op->nr_claims + 1) * sizeof(*cl));
+		if (!cl)
+			return devmem_fail(-ENOMEM, "out of memory");
+		op->claims = cl;
+		cl += op->nr_claims++;
+		cl->rss = c->kind == NIC_QUEUES;
+		cl->first = cl->rss ? c->queues.first : c->rule.queue;
+		cl->last = cl->rss ? c->queues.last : c->rule.queue;
+		cl->live = live;
+		cl->path = path;
+	}
+	return 0;
+}
+
+/* Every other owner file of the device: its name and its queues. */
+static int nic_op_scan(const struct devmem_nic *n, struct nic_op *op)
+{
+	struct devmem_nic *o;
+	struct dirent *de;
+	char *path, **others;
+	int fd, err = 0;
+	DIR *d;
+
+	fd = dup(op->dir_fd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		err = devmem_fail_errno(-errno, "reading %s", nic_state_dir());
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	rewinddir(d);
+	while (!err && (de = readdir(d))) {
+		if (!nic_is_owner(de->d_name, op->dev_path))
+			continue;
+		if (asprintf(&path, "%s/%s", nic_state_dir(), de->d_name) < 0) {
+			err = devmem_fail(-ENOMEM, "out of memory");
+			break;
+		}
+		if (n->state_path && !strcmp(path, n->state_path)) {
+			free(path);
+			continue;
+		}
+		others = realloc(op->others, (op->nr_others + 1) * sizeof(*others));
+		if (!others) {
+			free(path);
+			err = devmem_fail(-ENOMEM, "out of memory");
+			break;
+		}
+		op->others = others;
+		op->others[op->nr_others++] = path;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			err = devmem_fail_errno(-errno, "state file %s", path);
+			break;
+		}
+		o = NULL;
+		err = nic_load_any(&o, fd, path);
+		if (!err && o)
+			err = nic_op_claims(op, o, path, nic_held(fd));
+		close(fd);
+		devmem_nic_free(o);
+	}
+	/* the claims point at the names: none moves from here on */
+	closedir(d);
+	return err;
+}
+
+/* A device file with queues or rules in it is one whole set-up (as the
+ * library wrote it before version 1.4): -EBUSY, saying whose.
+ */
+static int nic_op_old(const struct devmem_nic *n, const char *path, int fd)
+{
+	if (nic_held(fd))
 		return devmem_fail(-EBUSY,
 				   "%s is already set up by a running process (state file %s is locked)",
 				   n->name, path);
@@ -195,67 +265,200 @@ static int nic_state_busy(const struct devmem_nic *n, const char *path)
 }
 
 /*
- * Before a change that may be recorded: the state file, created with
- * what is recorded so far and locked, unless the state has it already.
- * It is written and locked under a temporary name and then linked to its
- * own, which fails if it exists: it never exists empty or unlocked.
+ * The device file's records in place of @n's shared ones: its records
+ * first, then those of @n's whose kind it lacks (a state read with
+ * devmem_nic_new_from_file()), then @n's own.
  */
-int nic_state_claim(struct devmem_nic *n)
+static int nic_op_shared(struct devmem_nic *n, struct nic_op *op)
 {
-	const char *dir = nic_state_dir();
-	char *path, *tmp, what[PATH_MAX + 32];
+	struct devmem_nic *d = NULL;
+	struct nic_change *ch;
+	size_t i, nr = 0, cap;
 	int fd, err;
 
-	if (n->state_fd >= 0)
-		return 0;
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		snprintf(what, sizeof(what), "state directory %s", dir);
-		return nic_state_dir_fail(err, what, dir);
+	fd = open(op->dev_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		return devmem_fail_errno(-errno, "state file %s", op->dev_path);
+	if (fd >= 0) {
+		err = nic_load_any(&d, fd, op->dev_path);
+		for (i = 0; !err && d && i < d->nr; i++)
+			if (!nic_shared(d->ch[i].kind))
+				err = nic_op_old(n, op->dev_path, fd);
+		close(fd);
+		if (err)
+			goto out;
 	}
-	err = nic_state_path(n->ifindex, &path);
+	cap = n->nr + (d ? d->nr : 0) + 1;
+	ch = malloc(cap * sizeof(*ch));
+	if (!ch) {
+		err = devmem_fail(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; d && i < d->nr; i++)
+		ch[nr++] = d->ch[i];
+	if (d)
+		d->nr = 0;		/* the records moved */
+	for (i = 0; i < n->nr; i++) {
+		struct nic_change *c = &n->ch[i];
+		size_t j;
+
+		if (!nic_shared(c->kind))
+			continue;
+		for (j = 0; j < nr && ch[j].kind != c->kind; j++)
+			;
+		if (j < nr)
+			nic_change_free(c);
+		else
+			ch[nr++] = *c;
+	}
+	for (i = 0; i < n->nr; i++)
+		if (!nic_shared(n->ch[i].kind))
+			ch[nr++] = n->ch[i];
+	free(n->ch);
+	n->ch = ch;
+	n->cap = cap;
+	n->nr = nr;
+	err = 0;
+out:
+	devmem_nic_free(d);
+	return err;
+}
+
+/* Whether @n holds records that files of @which take. */
+static int nic_holds(const struct devmem_nic *n, int which)
+{
+	size_t i;
+
+	for (i = 0; i < n->nr; i++)
+		if (which & (nic_shared(n->ch[i].kind) ? NIC_FILE_SHARED :
+			     NIC_FILE_OWN))
+			return 1;
+	return 0;
+}
+
+/* Write @n's records of @which to @path: a new file renamed over it.
+ * With @fdp, the new file stays open and locked, its fd in *@fdp.
+ */
+static int nic_write(const struct devmem_nic *n, const char *path, int which,
+		     int *fdp)
+{
+	char *tmp;
+	int fd, err;
+
+	err = nic_write_tmp(n, path, which, &tmp, &fd);
 	if (err)
-		return err;
-	err = nic_write_tmp(n, path, &tmp, &fd);
-	if (err == -EACCES || err == -EPERM || err == -EROFS)
-		err = nic_state_dir_fail(err, path, dir);
-	if (err)
-		goto err_path;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		return nic_file_fail(err, "writing", path);
+	if (fdp && flock(fd, LOCK_EX | LOCK_NB)) {
 		err = devmem_fail_errno(-errno, "locking %s", tmp);
 		goto err_tmp;
 	}
-	if (link(tmp, path)) {
-		if (errno == EEXIST)
-			err = nic_state_busy(n, path);
-		else
-			err = devmem_fail_errno(-errno, "state file %s", path);
+	if (rename(tmp, path)) {
+		err = devmem_fail_errno(-errno, "renaming %s to %s", tmp, path);
 		goto err_tmp;
 	}
-	unlink(tmp);
 	free(tmp);
-	n->state_fd = fd;
-	n->state_path = path;
+	if (fdp)
+		*fdp = fd;
+	else
+		close(fd);
 	return 0;
 
 err_tmp:
 	close(fd);
 	unlink(tmp);
 	free(tmp);
-err_path:
-	free(path);
 	return err;
 }
 
-/* Let go of the state file (and the lock), removing it when @remove. */
-int nic_state_close(struct devmem_nic *n, int remove)
+/* The owner file of @n, made now if it has none: written, locked. */
+static int nic_op_own(struct devmem_nic *n, struct nic_op *op)
+{
+	char *base;
+	int err;
+
+	if (n->state_fd >= 0)
+		return 0;
+	if (asprintf(&base, "%s" NIC_OWNER_SUFFIX, op->dev_path) < 0)
+		return devmem_fail(-ENOMEM, "out of memory");
+	err = nic_write_tmp(n, base, NIC_FILE_OWN, &n->state_path,
+			    &n->state_fd);
+	if (err) {
+		err = nic_file_fail(err, "a new file next to", base);
+	} else if (flock(n->state_fd, LOCK_EX | LOCK_NB)) {
+		err = devmem_fail_errno(-errno, "locking %s", n->state_path);
+		close(n->state_fd);
+		unlink(n->state_path);
+		free(n->state_path);
+		n->state_fd = -1;
+		n->state_path = NULL;
+	}
+	op->made_own = !err;
+	free(base);
+	return err;
+}
+
+static int nic_op_lock(const struct devmem_nic *n, struct nic_op *op)
+{
+	int err;
+
+	memset(op, 0, sizeof(*op));
+	op->dir_fd = -1;
+	err = nic_dir_lock(&op->dir_fd);
+	if (!err)
+		err = nic_state_path(n->ifindex, &op->dev_path);
+	if (!err)
+		err = nic_op_scan(n, op);
+	if (err)
+		nic_op_close(op);
+	return err;
+}
+
+int nic_op_begin(struct devmem_nic *n, struct nic_op *op)
+{
+	int err;
+
+	err = nic_op_lock(n, op);
+	if (err)
+		return err;
+	err = nic_op_shared(n, op);
+	if (!err)
+		err = nic_op_own(n, op);
+	if (err) {
+		nic_op_close(op);
+		return err;
+	}
+	op->mark = n->nr;
+	return 0;
+}
+
+/* The files as the record is now: the device file (none without shared
+ * records) and the owner file.
+ */
+static int nic_op_write(struct devmem_nic *n, struct nic_op *op)
+{
+	int fd, err = 0;
+
+	if (nic_holds(n, NIC_FILE_SHARED))
+		err = nic_write(n, op->dev_path, NIC_FILE_SHARED, NULL);
+	else if (unlink(op->dev_path) && errno != ENOENT)
+		err = devmem_fail_errno(-errno, "removing %s", op->dev_path);
+	if (err || n->state_fd < 0)
+		return err;
+	err = nic_write(n, n->state_path, NIC_FILE_OWN, &fd);
+	if (err)
+		return err;
+	close(n->state_fd);
+	n->state_fd = fd;
+	return 0;
+}
+
+/* Let go of the owner file, removing it. */
+static int nic_own_remove(struct devmem_nic *n)
 {
 	int err = 0;
 
-	if (n->state_fd < 0)
-		return 0;
-	/* removed while still locked: a recovery never takes it over */
-	if (remove && unlink(n->state_path) && errno != ENOENT)
+	/* removed while still locked: no recovery takes it over */
+	if (unlink(n->state_path) && errno != ENOENT)
 		err = devmem_fail_errno(-errno, "removing %s", n->state_path);
 	close(n->state_fd);
 	free(n->state_path);
@@ -264,61 +467,96 @@ int nic_state_close(struct devmem_nic *n, int remove)
 	return err;
 }
 
-/* The state file as the record is now: a new one renamed over it (and
- * locked before), or none when nothing is recorded.
+/*
+ * An owner with nothing of its own left goes, unless the device's shared
+ * records would be left with no owner (they are restored by the last).
  */
-int nic_state_sync(struct devmem_nic *n)
+static int nic_op_leave(struct devmem_nic *n, struct nic_op *op)
 {
-	char *tmp;
-	int fd, err;
+	size_t i;
 
-	if (n->state_fd < 0)
+	if (n->state_fd < 0 || nic_holds(n, NIC_FILE_OWN) ||
+	    (nic_holds(n, NIC_FILE_SHARED) && !op->nr_others))
 		return 0;
-	if (!n->nr)
-		return nic_state_close(n, 1);
-	err = nic_write_tmp(n, n->state_path, &tmp, &fd);
-	if (err)
-		return err;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		err = devmem_fail_errno(-errno, "locking %s", tmp);
-		goto err_tmp;
-	}
-	if (rename(tmp, n->state_path)) {
-		err = devmem_fail_errno(-errno, "renaming %s to %s", tmp,
-					n->state_path);
-		goto err_tmp;
-	}
-	free(tmp);
-	close(n->state_fd);
-	n->state_fd = fd;
-	return 0;
-
-err_tmp:
-	close(fd);
-	unlink(tmp);
-	free(tmp);
-	return err;
+	/* what the device was is the other owners' now, not a record of
+	 * this state's to undo
+	 */
+	for (i = n->nr; i-- > 0; )
+		nic_forget(n, &n->ch[i]);
+	return nic_own_remove(n);
 }
 
-/*
- * After a change from @mark on that returned @err (a failed change has
- * undone itself): the state file follows the record. A change it cannot
- * record is undone, with the file's error.
- */
-int nic_state_commit(struct devmem_nic *n, size_t mark, int err)
+int nic_op_end(struct devmem_nic *n, struct nic_op *op, int err, int leave)
 {
 	struct nic_reason r = { 0 };
 
 	if (!err) {
-		err = nic_state_sync(n);
-		if (!err)
-			return 0;
-		nic_reason_keep(&r, err);
-		nic_undo_from(n, mark, 0);
+		err = nic_op_write(n, op);
+		/* a change not recorded is undone */
+		if (err) {
+			nic_reason_keep(&r, err);
+			nic_undo_from(n, op->mark, NIC_FILE_SHARED | NIC_FILE_OWN);
+		}
 	}
-	nic_reason_keep(&r, err);
-	nic_state_sync(n);
+	if (err) {
+		nic_reason_keep(&r, err);
+		nic_op_write(n, op);
+	}
+	/* a new owner whose first change failed was never one */
+	if (leave || (err && op->made_own))
+		nic_reason_keep(&r, nic_op_leave(n, op));
+	nic_op_close(op);
 	return nic_reason_return(&r);
+}
+
+int nic_op_busy(const struct devmem_nic *n, const struct nic_op *op,
+		uint32_t first, uint32_t last)
+{
+	const struct nic_claim *c;
+	size_t i;
+
+	for (i = 0; i < op->nr_claims; i++) {
+		c = &op->claims[i];
+		if (c->first > last || first > c->last)
+			continue;
+		first = first > c->first ? first : c->first;
+		if (c->live)
+			return devmem_fail(-EBUSY,
+					   "queue %u of %s is already set up by a running process (state file %s is locked)",
+					   first, n->name, c->path);
+		return devmem_fail(-EBUSY,
+				   "queue %u of %s is already set up (state file %s): run \"devmemctl teardown dev %s\" if no process is using it",
+				   first, n->name, c->path, n->name);
+	}
+	return 0;
+}
+
+void nic_state_free(struct devmem_nic *n)
+{
+	char saved[NIC_REASON_LEN];
+	struct nic_op op;
+
+	if (n->state_fd < 0)
+		return;
+	/* with records of its own the file stays, for a recovery */
+	if (!nic_holds(n, NIC_FILE_OWN)) {
+		snprintf(saved, sizeof(saved), "%s", devmem_last_error());
+		if (!nic_op_lock(n, &op)) {
+			struct stat st;
+
+			/* the device's records need an owner */
+			if (op.nr_others || stat(op.dev_path, &st))
+				nic_own_remove(n);
+			nic_op_close(&op);
+		}
+		devmem_fail(0, "%s", saved);
+	}
+	if (n->state_fd >= 0) {
+		close(n->state_fd);
+		free(n->state_path);
+		n->state_fd = -1;
+		n->state_path = NULL;
+	}
 }
 
 void devmem_nic_set_hooks(struct devmem_nic *n,
@@ -328,432 +566,184 @@ void devmem_nic_set_hooks(struct devmem_nic *n,
 	n->hook_arg = arg;
 }
 
+/* ---- recovery ---- */
 
-/* ---- the state file ---- */
-
-DEVMEM_EXPORT int devmem_nic_save(const struct devmem_nic *n, const char *path)
-{
-	char *tmp;
-	int fd, err;
-
-	devmem_error_clear();
-	if (!n)
-		return devmem_fail(-EINVAL, "no device state");
-	if (!path || !*path)
-		return devmem_fail(-EINVAL, "no file name");
-	/* A new file renamed over the old one: never half a state. */
-	err = nic_write_tmp(n, path, &tmp, &fd);
-	if (err)
-		return err;
-	if (close(fd)) {
-		err = devmem_fail_errno(-errno, "writing %s", tmp);
-		goto err_unlink;
-	}
-	if (rename(tmp, path)) {
-		err = devmem_fail_errno(-errno, "renaming %s to %s", tmp, path);
-		goto err_unlink;
-	}
-	free(tmp);
-	return 0;
-
-err_unlink:
-	unlink(tmp);
-	free(tmp);
-	return err;
-}
-
-/* What loading has to say where it is. */
-struct nic_loader {
-	const char *path;
-	unsigned int line;
-	char *words[6];		/* the first words of the line */
-	char *rest;		/* after them, or NULL */
-	unsigned int nr;
+/* Owners that are gone, taken over by the recovering state. */
+struct nic_adopted {
+	int *fds;
+	char **paths;
+	size_t nr;
 };
 
-static int nic_bad(const struct nic_loader *l, const char *what)
+/* The records of @o moved to @n: a rule recorded twice (an owner that
+ * died while its records were being taken over) once, a shared record
+ * @n has already not at all.
+ */
+static int nic_take(struct devmem_nic *n, struct devmem_nic *o)
 {
-	return devmem_fail(-EINVAL, "%s:%u: %s", l->path, l->line, what);
-}
-
-/* Split @line at single spaces into at most @max words; the rest after. */
-static int nic_split(struct nic_loader *l, char *line, unsigned int max)
-{
-	char *p = line, *sp;
-
-	l->nr = 0;
-	l->rest = NULL;
-	while (l->nr < max) {
-		if (!*p || *p == ' ')
-			return nic_bad(l, "empty field (fields are separated by one space)");
-		l->words[l->nr++] = p;
-		sp = strchr(p, ' ');
-		if (!sp)
-			return 0;
-		*sp = '\0';
-		p = sp + 1;
-	}
-	l->rest = p;
-	return 0;
-}
-
-static int nic_parse_u32(const char *s, uint32_t max, uint32_t *v)
-{
-	unsigned long long x = 0;
-	const char *p;
-
-	if (!*s || (s[0] == '0' && s[1]))
-		return -1;
-	for (p = s; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return -1;
-		x = x * 10 + (unsigned long long)(*p - '0');
-		if (x > max)
-			return -1;
-	}
-	*v = (uint32_t)x;
-	return 0;
-}
-
-static int nic_load_rss(struct devmem_nic *n, struct nic_loader *l)
-{
-	struct nic_change *c;
-	uint32_t size, i, *table;
-	char *p, *end = NULL;
-
-	if (l->nr == 2 && !l->rest && !strcmp(l->words[1], "default")) {
-		nic_record(n, NIC_RSS);
-		return 0;
-	}
-	if (l->nr != 3 || strcmp(l->words[1], "table") || !l->rest ||
-	    nic_parse_u32(l->words[2], NIC_TABLE_MAX, &size) || !size)
-		return nic_bad(l, "expected \"rss default\" or \"rss table SIZE ENTRY...\"");
-	table = malloc(size * sizeof(*table));
-	if (!table)
-		return devmem_fail(-ENOMEM, "out of memory");
-	p = l->rest;
-	for (i = 0; i < size; i++) {
-		end = strchr(p, ' ');
-		if (end)
-			*end = '\0';
-		if (nic_parse_u32(p, UINT32_MAX, &table[i]))
-			break;
-		if (!end) {
-			i++;
-			break;
-		}
-		p = end + 1;
-	}
-	if (i != size || end) {
-		free(table);
-		return nic_bad(l, "the RSS table does not have SIZE queue numbers");
-	}
-	c = nic_record(n, NIC_RSS);
-	c->rss.size = size;
-	c->rss.table = table;
-	return 0;
-}
-
-static int nic_load_rule(struct devmem_nic *n, struct nic_loader *l)
-{
-	char why[NIC_REASON_LEN];
-	struct devmem_flow f = { .size = sizeof(f) };
-	struct nic_change *c;
-	uint32_t loc, queue;
-	const char *src;
+	size_t i;
 	int err;
 
-	if (l->nr != 6 || l->rest)
-		return nic_bad(l, "expected \"rule LOC QUEUE DST PORT SRC|any\"");
-	if (nic_parse_u32(l->words[1], UINT32_MAX - 1, &loc) ||
-	    nic_parse_u32(l->words[2], UINT32_MAX, &queue))
-		return nic_bad(l, "rule location or queue is not a number");
-	if (nic_find_rule(n, loc))
-		return nic_bad(l, "a second rule at the same location");
-	src = strcmp(l->words[5], "any") ? l->words[5] : NULL;
-	err = devmem_flow_parse(&f, l->words[3], src, l->words[4]);
-	if (err) {
-		/* (not the reason's own buffer as an argument) */
-		snprintf(why, sizeof(why), "%s", devmem_last_error());
-		return nic_bad(l, why);
-	}
-	c = nic_record(n, NIC_RULE);
-	c->rule.loc = loc;
-	c->rule.queue = queue;
-	c->rule.flow = f;
-	return 0;
-}
-
-static int nic_load_line(struct devmem_nic *n, struct nic_loader *l, char *line)
-{
-	const char *kind;
-	uint32_t v;
-	int err;
-
-	/* An RSS table has as many words as entries: they stay in rest. */
-	err = nic_split(l, line, strncmp(line, "rss ", 4) ? 6 : 3);
-	if (!err)
-		err = nic_reserve(n, 1);
+	err = nic_reserve(n, o->nr);
 	if (err)
 		return err;
-	kind = l->words[0];
-	if (!strcmp(kind, "header-split")) {
-		if (nic_find(n, NIC_HDS))
-			return nic_bad(l, "a second header-split line");
-		if (l->nr != 2 || l->rest)
-			return nic_bad(l, "expected \"header-split on|off|unknown\"");
-		if (!strcmp(l->words[1], "on"))
-			nic_record(n, NIC_HDS)->hds = ETHTOOL_TCP_DATA_SPLIT_ENABLED;
-		else if (!strcmp(l->words[1], "off"))
-			nic_record(n, NIC_HDS)->hds = ETHTOOL_TCP_DATA_SPLIT_DISABLED;
-		else if (!strcmp(l->words[1], "unknown"))
-			nic_record(n, NIC_HDS)->hds = ETHTOOL_TCP_DATA_SPLIT_UNKNOWN;
+	for (i = 0; i < o->nr; i++) {
+		struct nic_change *c = &o->ch[i];
+
+		if ((c->kind == NIC_RULE && nic_find_rule(n, c->rule.loc)) ||
+		    (nic_shared(c->kind) && nic_find(n, c->kind)))
+			nic_change_free(c);
 		else
-			return nic_bad(l, "expected \"header-split on|off|unknown\"");
-		return 0;
+			n->ch[n->nr++] = *c;
 	}
-	if (!strcmp(kind, "hds-thresh")) {
-		if (nic_find(n, NIC_HDS_THRESH))
-			return nic_bad(l, "a second hds-thresh line");
-		if (l->nr != 2 || l->rest ||
-		    nic_parse_u32(l->words[1], UINT32_MAX, &v))
-			return nic_bad(l, "expected \"hds-thresh BYTES\"");
-		nic_record(n, NIC_HDS_THRESH)->thresh = v;
-		return 0;
-	}
-	if (!strcmp(kind, "ntuple")) {
-		if (nic_find(n, NIC_NTUPLE))
-			return nic_bad(l, "a second ntuple line");
-		if (l->nr != 2 || l->rest || strcmp(l->words[1], "off"))
-			return nic_bad(l, "expected \"ntuple off\"");
-		nic_record(n, NIC_NTUPLE);
-		return 0;
-	}
-	if (!strcmp(kind, "rss")) {
-		if (nic_find(n, NIC_RSS))
-			return nic_bad(l, "a second rss line");
-		return nic_load_rss(n, l);
-	}
-	if (!strcmp(kind, "rule"))
-		return nic_load_rule(n, l);
-	return nic_bad(l, "unknown line (header-split, hds-thresh, ntuple, rss or rule expected)");
-}
-
-/* The version and device lines. */
-static int nic_load_head(struct devmem_nic *n, struct nic_loader *l, char *line)
-{
-	uint32_t v;
-
-	if (l->line == 1) {
-		if (nic_split(l, line, 2) || l->nr != 2 || l->rest ||
-		    strcmp(l->words[0], NIC_STATE_MAGIC))
-			return nic_bad(l, "not a libdevmem NIC state file (no \"" NIC_STATE_MAGIC " VERSION\" line)");
-		if (nic_parse_u32(l->words[1], UINT32_MAX, &v) ||
-		    v != NIC_STATE_VERSION)
-			return nic_bad(l, "unsupported version (this library reads 1)");
-		return 0;
-	}
-	if (nic_split(l, line, 3) || l->nr != 3 || l->rest ||
-	    strcmp(l->words[0], "device") ||
-	    nic_parse_u32(l->words[1], INT_MAX, &v) || !v ||
-	    strlen(l->words[2]) >= IF_NAMESIZE)
-		return nic_bad(l, "expected \"device IFINDEX NAME\"");
-	n->ifindex = (int)v;
-	strcpy(n->name, l->words[2]);
+	o->nr = 0;
 	return 0;
 }
 
-/* The whole of a state file, NUL-terminated, from @fd (named @path). */
-static int nic_read_fd(int fd, const char *path, char **bufp, size_t *lenp)
+/* Owner file @path, if its owner is gone: its records into @n, its fd
+ * kept locked in @a. *@live when its owner runs.
+ */
+static int nic_adopt(struct devmem_nic *n, struct nic_adopted *a,
+		     const char *path, int *live)
 {
-	size_t len = 0;
-	ssize_t got;
-	char *buf;
-	int err = 0;
+	struct devmem_nic *o = NULL;
+	char **paths;
+	int fd, err, *fds;
 
-	buf = malloc(NIC_STATE_MAX_BYTES + 1);
-	if (!buf)
-		return devmem_fail(-ENOMEM, "out of memory");
-	while (len <= NIC_STATE_MAX_BYTES) {
-		got = read(fd, buf + len, NIC_STATE_MAX_BYTES + 1 - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			err = devmem_fail_errno(-errno, "reading %s", path);
-			break;
-		}
-		if (!got)
-			break;
-		len += (size_t)got;
-	}
-	if (err)
-		goto err_free;
-	if (len > NIC_STATE_MAX_BYTES)
-		err = devmem_fail(-EINVAL, "%s: larger than %u bytes", path,
-				  NIC_STATE_MAX_BYTES);
-	else if (memchr(buf, '\0', len))
-		err = devmem_fail(-EINVAL, "%s: a NUL byte in a text file", path);
-	else if (!len || buf[len - 1] != '\n')
-		err = devmem_fail(-EINVAL, "%s: empty, or its last line has no newline",
-				  path);
-	if (err)
-		goto err_free;
-	buf[len] = '\0';
-	*bufp = buf;
-	*lenp = len;
-	return 0;
-
-err_free:
-	free(buf);
-	return err;
-}
-
-/* A state from the state file open at @fd (named @path), strictly. */
-static int nic_load(struct devmem_nic **np, int fd, const char *path)
-{
-	struct nic_loader l = { .path = path };
-	char name[IF_NAMESIZE];
-	struct devmem_nic *n;
-	char *buf = NULL, *line, *nl;
-	size_t len;
-	int err;
-
-	err = nic_read_fd(fd, path, &buf, &len);
-	if (err)
-		return err;
-	n = nic_alloc();
-	if (!n) {
-		free(buf);
-		return devmem_fail(-ENOMEM, "out of memory");
-	}
-	for (line = buf; *line; line = nl + 1) {
-		nl = strchr(line, '\n');
-		*nl = '\0';
-		l.line++;
-		if (l.line <= 2)
-			err = nic_load_head(n, &l, line);
-		else
-			err = nic_load_line(n, &l, line);
-		if (err)
-			goto err_free;
-	}
-	if (l.line < 2) {
-		err = devmem_fail(-EINVAL, "%s: no \"device IFINDEX NAME\" line",
-				  path);
-		goto err_free;
-	}
-	/* The device the state was recorded on, not another by its index. */
-	err = nic_device_name(n->ifindex, name);
-	if (err)
-		goto err_free;
-	if (strcmp(name, n->name)) {
-		err = devmem_fail(-ENODEV,
-				  "%s: ifindex %d is now \"%s\", not \"%s\"",
-				  path, n->ifindex, name, n->name);
-		goto err_free;
-	}
-	free(buf);
-	*np = n;
-	return 0;
-
-err_free:
-	free(buf);
-	devmem_nic_free(n);
-	return err;
-}
-
-DEVMEM_EXPORT int devmem_nic_new_from_file(struct devmem_nic **np, const char *path)
-{
-	int fd, err;
-
-	devmem_error_clear();
-	if (!np)
-		return devmem_fail(-EINVAL, "no place for the result");
-	if (!path || !*path)
-		return devmem_fail(-EINVAL, "no file name");
+	*live = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return devmem_fail_errno(-errno, "%s", path);
-	err = nic_load(np, fd, path);
+		return devmem_fail_errno(-errno, "state file %s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? 0 :
+		      devmem_fail_errno(-errno, "locking %s", path);
+		*live = !err;
+		close(fd);
+		return err;
+	}
+	err = nic_load_any(&o, fd, path);
+	if (!err && o)
+		err = nic_take(n, o);
+	devmem_nic_free(o);
+	fds = err ? NULL : realloc(a->fds, (a->nr + 1) * sizeof(*fds));
+	if (fds)
+		a->fds = fds;
+	paths = fds ? realloc(a->paths, (a->nr + 1) * sizeof(*paths)) : NULL;
+	if (paths)
+		a->paths = paths;
+	if (!err && (!paths || !(paths[a->nr] = strdup(path))))
+		err = devmem_fail(-ENOMEM, "out of memory");
+	if (err) {
+		close(fd);
+		return err;
+	}
+	a->fds[a->nr++] = fd;
+	return 0;
+}
+
+static void nic_adopted_free(struct nic_adopted *a, int remove)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr; i++) {
+		if (remove)
+			unlink(a->paths[i]);
+		close(a->fds[i]);
+		free(a->paths[i]);
+	}
+	free(a->fds);
+	free(a->paths);
+}
+
+/*
+ * The device file's records into @n: *@has when there is one, *@old when
+ * it is a whole set-up as the library wrote it before version 1.4 (taken
+ * over unless its owner runs).
+ */
+static int nic_recover_dev(struct devmem_nic *n, struct nic_op *op,
+			   int *has, int *old)
+{
+	struct devmem_nic *d = NULL;
+	int fd, err;
+
+	*has = *old = 0;
+	fd = open(op->dev_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		return devmem_fail_errno(-errno, "state file %s", op->dev_path);
+	*has = 1;
+	err = nic_load_any(&d, fd, op->dev_path);
+	if (!err && d && nic_holds(d, NIC_FILE_OWN)) {
+		*old = 1;
+		if (nic_held(fd))
+			err = nic_op_old(n, op->dev_path, fd);
+	}
+	if (!err && d)
+		err = nic_take(n, d);
 	close(fd);
+	devmem_nic_free(d);
 	return err;
 }
 
 /*
- * Open and lock the state file @path of device @name, if no one holds
- * it: the file locked is the one under that name (an owner renames a new
- * one over it, or removes it, between open() and flock()).
+ * Take over what the owners that are gone left (their queues and rules,
+ * and the device file's records) in a new owner file of @n, and remove
+ * theirs. Running owners stay as they are.
  */
-static int nic_recover_lock(const char *path, const char *name, int *fdp)
+static int nic_recover(struct devmem_nic *n, struct nic_op *op)
 {
-	struct stat st, now;
-	int fd, tries;
+	struct nic_adopted a = { 0 };
+	const char *live_path = NULL;
+	int live, has_dev, old, err;
+	size_t i;
 
-	for (tries = 0; tries < NIC_RECOVER_TRIES; tries++) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT)
-			return devmem_fail(-ENOENT,
-					   "%s is not set up (no state file %s)",
-					   name, path);
-		if (fd < 0)
-			return devmem_fail_errno(-errno, "state file %s", path);
-		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			close(fd);
-			if (errno == EWOULDBLOCK)
-				return devmem_fail(-EBUSY,
-						   "%s is set up by a running process (state file %s is locked)",
-						   name, path);
-			return devmem_fail_errno(-errno, "locking %s", path);
-		}
-		if (!fstat(fd, &st) && !stat(path, &now) &&
-		    st.st_dev == now.st_dev && st.st_ino == now.st_ino) {
-			*fdp = fd;
-			return 0;
-		}
-		close(fd);
+	err = nic_recover_dev(n, op, &has_dev, &old);
+	for (i = 0; !err && i < op->nr_others; i++) {
+		err = nic_adopt(n, &a, op->others[i], &live);
+		if (!err && live)
+			live_path = op->others[i];
 	}
-	return devmem_fail(-EBUSY,
-			   "%s is set up by a running process (state file %s keeps changing)",
-			   name, path);
+	/* the device file alone belongs to its running owners */
+	if (!err && !a.nr && !old && live_path)
+		err = devmem_fail(-EBUSY,
+				  "%s is set up by a running process (state file %s is locked)",
+				  n->name, live_path);
+	else if (!err && !a.nr && !has_dev)
+		err = devmem_fail(-ENOENT, "%s is not set up (no state file %s)",
+				  n->name, op->dev_path);
+	if (!err)
+		err = nic_op_own(n, op);
+	if (!err)
+		err = nic_op_write(n, op);
+	if (err && n->state_fd >= 0)
+		nic_own_remove(n);
+	nic_adopted_free(&a, !err);
+	return err;
 }
 
 DEVMEM_EXPORT int devmem_nic_new_recover(struct devmem_nic **np, int ifindex)
 {
-	char name[IF_NAMESIZE], *path;
 	struct devmem_nic *n;
-	int fd = -1, err;
+	struct nic_op op;
+	int err;
 
-	devmem_error_clear();
-	if (!np)
+	if (!np) {
+		devmem_error_clear();
 		return devmem_fail(-EINVAL, "no place for the result");
-	if (ifindex <= 0)
-		return devmem_fail(-EINVAL, "ifindex %d is not a device index",
-				   ifindex);
-	err = nic_device_name(ifindex, name);
-	if (!err)
-		err = nic_state_path(ifindex, &path);
+	}
+	err = devmem_nic_new(&n, ifindex);
 	if (err)
 		return err;
-	err = nic_recover_lock(path, name, &fd);
-	if (err)
-		goto err_path;
-	err = nic_load(&n, fd, path);
-	if (err)
-		goto err_close;
-	if (n->ifindex != ifindex) {
-		err = devmem_fail(-EINVAL, "%s: the state of ifindex %d, not %d",
-				  path, n->ifindex, ifindex);
-		devmem_nic_free(n);
-		goto err_close;
+	err = nic_op_lock(n, &op);
+	if (!err) {
+		err = nic_recover(n, &op);
+		nic_op_close(&op);
 	}
-	n->state_fd = fd;
-	n->state_path = path;
+	if (err) {
+		devmem_nic_free(n);
+		return err;
+	}
 	*np = n;
 	return 0;
-
-err_close:
-	close(fd);
-err_path:
-	free(path);
-	return err;
 }

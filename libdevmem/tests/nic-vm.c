@@ -20,6 +20,9 @@
  *   nic-vm rule IFNAME QUEUE DST PORT
  *	devmem_nic_flow_add() alone, then devmem_nic_restore(); prints
  *	"rule loc=LOC queue=QUEUE" and "restored".
+ *   nic-vm teardown IFNAME
+ *	devmem_nic_new_recover() and devmem_nic_restore(), as devmemctl
+ *	teardown; prints "restored".
  *
  * A step that fails prints "nic-vm: STEP: errno=E: REASON" and the
  * program exits 1 (after restoring what it changed); 2 for bad usage.
@@ -42,7 +45,8 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: nic-vm setup IFNAME FIRST LAST DST PORT SRC|any STATE\n"
 		"       nic-vm restore STATE\n"
-		"       nic-vm rule IFNAME QUEUE DST PORT\n");
+		"       nic-vm rule IFNAME QUEUE DST PORT\n"
+		"       nic-vm teardown IFNAME\n");
 	return 2;
 }
 
@@ -158,6 +162,24 @@ static int cmd_rule(char **argv)
 	return 0;
 }
 
+static int cmd_teardown(char **argv)
+{
+	int ifindex = devmem_ifindex(argv[0]), err;
+	struct devmem_nic *n;
+
+	if (ifindex < 0)
+		return failed("ifindex", ifindex);
+	err = devmem_nic_new_recover(&n, ifindex);
+	if (err)
+		return failed("recover", err);
+	err = devmem_nic_restore(n);
+	devmem_nic_free(n);
+	if (err)
+		return failed("restore", err);
+	printf("restored\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 9 && !strcmp(argv[1], "setup"))
@@ -166,5 +188,7 @@ int main(int argc, char **argv)
 		return cmd_restore(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "rule"))
 		return cmd_rule(argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "teardown"))
+		return cmd_teardown(argv + 2);
 	return usage();
 }

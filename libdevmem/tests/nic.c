@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NIC set-up (src/nic.c) without a NIC: flows parsed from text (good and
+ * NIC set-up (src/nic*.c) without a NIC: flows parsed from text (good and
  * bad, exact errnos and reasons), argument errors (before any system
  * call: seccomp strict mode), state files written and read back byte for
  * byte, malformed state files refused with the line and the reason, an
@@ -8,17 +8,22 @@
  * no n-tuple filters: nothing can change). Changing a real device is the
  * VM's (nic-vm, selftests/libdevmem-nic.bats).
  *
- * The device's state file ($DEVMEM_STATE_DIR, set to the test's own
- * directory) against a fake device (the hooks of src/internal.h): its
- * content after each change and undo, its removal, its lock held by a
- * child and dropped when the child is killed, recovery, -EBUSY and
- * -ENOENT.
+ * The state files ($DEVMEM_STATE_DIR, set to the test's own directory)
+ * against a fake device (the hooks of src/internal.h): the device file
+ * and each owner's file after each change and undo, their removal, two
+ * owners of one device (their queues their own, the RSS table spread
+ * over the rest, header split kept for the last), an owner's lock held
+ * by a child and dropped when the child is killed, recovery of the
+ * owners that are gone and not of the running ones, a file from before
+ * owners, -EBUSY and -ENOENT.
  *
  * Works on lo, whose ifindex is 1 in every network namespace.
  */
 #include "internal.h"
+#include "nic.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -322,7 +327,9 @@ static int test_round_trip(void)
 			 "rule 0 3 192.0.2.2 5201 any\n"
 			 "rule 4294967294 3 192.0.2.2 1 192.0.2.1\n"
 			 "rule 7 0 2001:db8::2 65535 any\n"
-			 "rule 8 1 2001:db8::2 80 2001:db8::1\n");
+			 "rule 8 1 2001:db8::2 80 2001:db8::1\n"
+			 "queues 2 3\n"
+			 "queues 0 4294967295\n");
 	if (ret)
 		return ret;
 	ret = round_trip("default",
@@ -356,7 +363,7 @@ static int test_malformed(void)
 		{ "libdevmem-nic 1\ndevice 1 abcdefghijklmnop\n", "2: expected \"device IFINDEX NAME\"" },
 		{ "libdevmem-nic 1\ndevice 1\n", "2: expected \"device IFINDEX NAME\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\n\n", "3: empty field (fields are separated by one space)" },
-		{ "libdevmem-nic 1\ndevice 1 lo\n# comment\n", "3: unknown line (header-split, hds-thresh, ntuple, rss or rule expected)" },
+		{ "libdevmem-nic 1\ndevice 1 lo\n# comment\n", "3: unknown line (header-split, hds-thresh, ntuple, rss, rule or queues expected)" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nheader-split maybe\n", "3: expected \"header-split on|off|unknown\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nheader-split on off\n", "3: expected \"header-split on|off|unknown\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nheader-split on\nheader-split off\n", "4: a second header-split line" },
@@ -366,6 +373,10 @@ static int test_malformed(void)
 		{ "libdevmem-nic 1\ndevice 1 lo\nhds-thresh 1 2\n", "3: expected \"hds-thresh BYTES\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nhds-thresh 1\nhds-thresh 2\n", "4: a second hds-thresh line" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nntuple on\n", "3: expected \"ntuple off\"" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nqueues 3 2\n", "3: expected \"queues FIRST LAST\", FIRST not after LAST" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nqueues 1\n", "3: expected \"queues FIRST LAST\", FIRST not after LAST" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nqueues 1 2 3\n", "3: expected \"queues FIRST LAST\", FIRST not after LAST" },
+		{ "libdevmem-nic 1\ndevice 1 lo\nqueues 1 4294967296\n", "3: expected \"queues FIRST LAST\", FIRST not after LAST" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nntuple off\nntuple off\n", "4: a second ntuple line" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nrss\n", "3: expected \"rss default\" or \"rss table SIZE ENTRY...\"" },
 		{ "libdevmem-nic 1\ndevice 1 lo\nrss default 4\n", "3: expected \"rss default\" or \"rss table SIZE ENTRY...\"" },
@@ -685,7 +696,7 @@ static int fake_pristine(const struct fake_nic *f)
 }
 
 static char state_dir[256];	/* $DEVMEM_STATE_DIR */
-static char state_path[PATH_MAX];	/* lo's state file in it */
+static char dev_path[PATH_MAX];	/* lo's device file in it */
 
 static int nic_fake(struct devmem_nic **np, struct fake_nic *f)
 {
@@ -694,42 +705,94 @@ static int nic_fake(struct devmem_nic **np, struct fake_nic *f)
 	return T_PASS;
 }
 
-/* Whether the state file holds exactly the header and then @changes. */
-static int state_is(const char *changes)
+/* Whether file @path holds exactly the header and then @records. */
+static int text_is(const char *path, const char *records)
 {
 	char want[1024];
-	const char *text = read_file(state_path);
+	const char *text = path ? read_file(path) : NULL;
 
 	snprintf(want, sizeof(want), "libdevmem-nic 1\ndevice 1 lo\n%s",
-		 changes);
+		 records);
 	if (text && !strcmp(text, want))
 		return 1;
-	fprintf(stderr, "state file:\n%s\nwanted:\n%s\n",
+	fprintf(stderr, "%s:\n%s\nwanted:\n%s\n", path ? path : "(no file)",
 		text ? text : "(none)", want);
 	return 0;
 }
 
-static int state_gone(void)
+/* The device file: what lo was before set-up. */
+static int dev_is(const char *records)
+{
+	return text_is(dev_path, records);
+}
+
+/* @n's owner file: its queues and rules. */
+static int own_is(const struct devmem_nic *n, const char *records)
+{
+	return text_is(n->state_path, records);
+}
+
+static int gone(const char *path)
 {
 	struct stat st;
 
-	return stat(state_path, &st) && errno == ENOENT;
+	return stat(path, &st) && errno == ENOENT;
 }
 
-/* Whether a process holds the state file's lock: another open file
- * description of it conflicts, in this process too.
- */
-static int state_locked(void)
+/* The files in the state directory (none: -1 when it does not exist). */
+static int files(void)
 {
-	int fd = open(state_path, O_RDONLY), locked;
+	struct dirent *de;
+	int nr = 0;
+	DIR *d;
+
+	d = opendir(state_dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		nr += de->d_name[0] != '.';
+	closedir(d);
+	return nr;
+}
+
+/* An empty state directory: what a test that failed left goes, so that
+ * the next starts from nothing.
+ */
+static void fresh(void)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(state_dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", state_dir,
+				 de->d_name);
+			unlink(path);
+		}
+	closedir(d);
+}
+
+/* Whether a process holds @path's lock: another open file description
+ * of it conflicts, in this process too.
+ */
+static int locked(const char *path)
+{
+	int fd = open(path, O_RDONLY), held;
 
 	if (fd < 0)
 		return -1;
-	locked = flock(fd, LOCK_EX | LOCK_NB) ? errno == EWOULDBLOCK : 0;
+	held = flock(fd, LOCK_EX | LOCK_NB) ? errno == EWOULDBLOCK : 0;
 	close(fd);
-	return locked;
+	return held;
 }
 
+/* One owner: the device file holds what lo was, the owner file (0600,
+ * locked, in a directory of 0700) its queues and rules.
+ */
 static int test_state_changes(void)
 {
 	struct devmem_flow f1 = { .size = sizeof(f1) };
@@ -739,157 +802,307 @@ static int test_state_changes(void)
 	struct stat st;
 	uint32_t loc;
 
+	fresh();
 	fake_init(&fake);
 	CHECK_EQ(devmem_flow_parse(&f1, "192.0.2.2", NULL, "5201"), 0);
 	CHECK_EQ(devmem_flow_parse(&f2, "2001:db8::2", "2001:db8::1", "5202"), 0);
 	CHECK_EQ(nic_fake(&n, &fake), T_PASS);
-	CHECK(state_gone());
-	/* a change that changes nothing leaves no file */
+	CHECK(files() <= 0);
+	/* a change that changes nothing: an owner with nothing recorded */
 	CHECK_EQ(devmem_nic_header_split(n, 0), 0);
-	CHECK(state_gone());
-
-	/* the first change makes the directory (0700) and the file */
-	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
 	CHECK_EQ(stat(state_dir, &st), 0);
 	CHECK_EQ(st.st_mode & 07777, 0700);
-	CHECK(state_is("header-split off\n"));
-	CHECK_EQ(stat(state_path, &st), 0);
+	CHECK(gone(dev_path));
+	CHECK(own_is(n, ""));
+	CHECK_EQ(stat(n->state_path, &st), 0);
 	CHECK_EQ(st.st_mode & 07777, 0600);
-	CHECK_EQ(state_locked(), 1);
+	CHECK_EQ(locked(n->state_path), 1);
+	CHECK_EQ(files(), 1);
+
 	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
-	CHECK(state_is("header-split off\n"));
+	CHECK(dev_is("header-split off\n"));
+	CHECK(own_is(n, ""));
+	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	CHECK(dev_is("header-split off\n"));
 	CHECK_EQ(devmem_nic_rss_exclude(n, 2, 3), 0);
-	CHECK(state_is("header-split off\nrss default\n"));
+	CHECK(dev_is("header-split off\nrss default\n"));
+	CHECK(own_is(n, "queues 2 3\n"));
 	CHECK_EQ(devmem_nic_flow_add(n, &f1, 2, &loc), 0);
 	CHECK_EQ(loc, 0);
-	CHECK(state_is("header-split off\nrss default\nntuple off\n"
-		       "rule 0 2 192.0.2.2 5201 any\n"));
+	CHECK(dev_is("header-split off\nrss default\nntuple off\n"));
+	CHECK(own_is(n, "queues 2 3\nrule 0 2 192.0.2.2 5201 any\n"));
 	CHECK_EQ(devmem_nic_flow_add(n, &f2, 3, &loc), 0);
 	CHECK_EQ(loc, 1);
-	CHECK(state_is("header-split off\nrss default\nntuple off\n"
-		       "rule 0 2 192.0.2.2 5201 any\n"
-		       "rule 1 3 2001:db8::2 5202 2001:db8::1\n"));
-	CHECK_EQ(state_locked(), 1);
+	CHECK(own_is(n, "queues 2 3\nrule 0 2 192.0.2.2 5201 any\n"
+		     "rule 1 3 2001:db8::2 5202 2001:db8::1\n"));
+	CHECK_EQ(locked(n->state_path), 1);
 	CHECK_EQ(devmem_nic_flow_del(n, 1), 0);
-	CHECK(state_is("header-split off\nrss default\nntuple off\n"
-		       "rule 0 2 192.0.2.2 5201 any\n"));
+	CHECK(own_is(n, "queues 2 3\nrule 0 2 192.0.2.2 5201 any\n"));
 	/* a refused change changes neither device nor file */
 	CHECK_EQ(devmem_nic_flow_add(n, &f1, 9, &loc), -EINVAL);
-	CHECK(state_is("header-split off\nrss default\nntuple off\n"
-		       "rule 0 2 192.0.2.2 5201 any\n"));
+	CHECK(dev_is("header-split off\nrss default\nntuple off\n"));
+	CHECK(own_is(n, "queues 2 3\nrule 0 2 192.0.2.2 5201 any\n"));
+	/* another carve-out takes the place of the first */
+	CHECK_EQ(devmem_nic_rss_exclude(n, 1, 1), 0);
+	CHECK(own_is(n, "rule 0 2 192.0.2.2 5201 any\nqueues 1 1\n"));
+	CHECK_EQ(fake.table[1], 2);
+	CHECK_EQ(fake.table[2], 3);
+	CHECK_EQ(devmem_nic_rss_exclude(n, 2, 3), 0);
+	CHECK_EQ(fake.table[1], 1);
 
-	/* an undo that fails stays in the file; the rest is gone */
+	/* an undo that fails stays in the files; the rest is gone */
 	fake.fail_hds_set = -EPERM;
 	CHECK_EQ(devmem_nic_restore(n), -EPERM);
 	CHECK(reason_is("lo: setting tcp-data-split: Operation not permitted"));
-	CHECK(state_is("header-split off\n"));
-	CHECK_EQ(state_locked(), 1);
+	CHECK(dev_is("header-split off\n"));
+	CHECK(own_is(n, ""));
+	CHECK_EQ(locked(n->state_path), 1);
 	CHECK_EQ(fake.ntuple, 0);
 	CHECK_EQ(fake.used[0], 0);
-	/* and the second restore removes the file */
+	/* and the second restore removes both */
 	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake_pristine(&fake), T_PASS);
 
 	/* a failed first change leaves no file */
 	fake.fail_hds_set = -EPERM;
 	CHECK_EQ(devmem_nic_setup(n, 3, 3, &f1), -EPERM);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	/* setup half-way: undone, no file */
 	CHECK_EQ(devmem_nic_setup(n, 0, 3, &f1), -EINVAL);
 	CHECK(reason_is("lo has 4 rx queues: none would be left for RSS"));
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake_pristine(&fake), T_PASS);
 	CHECK_EQ(devmem_nic_setup(n, 3, 3, &f1), 0);
-	CHECK(state_is("header-split off\nrss default\nntuple off\n"
-		       "rule 0 3 192.0.2.2 5201 any\n"));
+	CHECK(dev_is("header-split off\nrss default\nntuple off\n"));
+	CHECK(own_is(n, "queues 3 3\nrule 0 3 192.0.2.2 5201 any\n"));
+	/* a second setup that fails at its rule (every location taken):
+	 * the first one's carve-out as it was
+	 */
+	for (loc = 1; loc < FAKE_RULES; loc++)
+		fake.used[loc] = 1;
+	CHECK_EQ(devmem_nic_setup(n, 1, 1, &f1), -ENOSPC);
+	CHECK(reason_is("lo: every n-tuple rule location (16) is taken"));
+	for (loc = 1; loc < FAKE_RULES; loc++)
+		fake.used[loc] = 0;
+	CHECK(own_is(n, "rule 0 3 192.0.2.2 5201 any\nqueues 3 3\n"));
+	CHECK(!memcmp(fake.table, ((uint32_t[]){ 0, 1, 2, 0, 1, 2, 0, 1 }),
+		      sizeof(fake.table)));
 	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	devmem_nic_free(n);
 	CHECK_EQ(fake_pristine(&fake), T_PASS);
 	return T_PASS;
 }
 
-/* Freed with changes recorded: the file stays, unlocked; a new state is
- * refused (-EBUSY, naming the file and teardown) before anything changes;
- * recovery takes it over and restore removes it.
+/*
+ * Two owners of lo's queues in one process (each its own file lock):
+ * each has its queues and rules, the RSS table spreads over the queues
+ * neither has, header split stays on until the last one goes, and that
+ * one puts back what lo was.
+ */
+static int test_state_owners(void)
+{
+	struct devmem_flow f1 = { .size = sizeof(f1) };
+	struct devmem_flow f2 = { .size = sizeof(f2) };
+	struct devmem_nic *a, *b;
+	struct fake_nic fake;
+	char want[2 * PATH_MAX];
+	uint32_t loc;
+
+	fresh();
+	fake_init(&fake);
+	CHECK_EQ(devmem_flow_parse(&f1, "192.0.2.2", NULL, "5201"), 0);
+	CHECK_EQ(devmem_flow_parse(&f2, "192.0.2.2", NULL, "5202"), 0);
+	CHECK_EQ(nic_fake(&a, &fake), T_PASS);
+	CHECK_EQ(nic_fake(&b, &fake), T_PASS);
+	CHECK_EQ(devmem_nic_setup(a, 2, 2, &f1), 0);
+	CHECK(own_is(a, "queues 2 2\nrule 0 2 192.0.2.2 5201 any\n"));
+
+	/* b may not have a's queue, for RSS or for a rule */
+	snprintf(want, sizeof(want),
+		 "queue 2 of lo is already set up by a running process (state file %s is locked)",
+		 a->state_path);
+	CHECK_EQ(devmem_nic_setup(b, 1, 2, &f2), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(devmem_nic_rss_exclude(b, 2, 3), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(devmem_nic_flow_add(b, &f2, 2, NULL), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(files(), 2);	/* b: no file, it never was an owner */
+
+	CHECK_EQ(devmem_nic_setup(b, 3, 3, &f2), 0);
+	CHECK(dev_is("header-split off\nrss default\nntuple off\n"));
+	CHECK(own_is(a, "queues 2 2\nrule 0 2 192.0.2.2 5201 any\n"));
+	CHECK(own_is(b, "queues 3 3\nrule 1 3 192.0.2.2 5202 any\n"));
+	CHECK(!memcmp(fake.table, ((uint32_t[]){ 0, 1, 0, 1, 0, 1, 0, 1 }),
+		      sizeof(fake.table)));
+	CHECK_EQ(files(), 3);
+	/* header split is theirs together */
+	snprintf(want, sizeof(want),
+		 "lo: header split is shared with 1 other set-up(s) of its queues (state files %s.owner.*): it stays on until they are torn down",
+		 dev_path);
+	CHECK_EQ(devmem_nic_header_split(b, 0), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_ENABLED);
+	CHECK_EQ(devmem_nic_flow_add(b, &f1, 3, &loc), 0);
+	CHECK_EQ(loc, 2);
+	CHECK_EQ(devmem_nic_flow_del(b, 2), 0);
+
+	/* a goes: its rule and queue; the table has queue 2 back */
+	CHECK_EQ(devmem_nic_restore(a), 0);
+	CHECK(gone(a->state_path) || !a->state_path);
+	CHECK_EQ(fake.used[0], 0);
+	CHECK_EQ(fake.used[1], 1);
+	CHECK(!memcmp(fake.table, ((uint32_t[]){ 0, 1, 2, 0, 1, 2, 0, 1 }),
+		      sizeof(fake.table)));
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_ENABLED);
+	CHECK_EQ(fake.ntuple, 1);
+	CHECK(dev_is("header-split off\nrss default\nntuple off\n"));
+	CHECK_EQ(files(), 2);
+	/* a second restore of a: nothing of a's is left to undo */
+	CHECK_EQ(devmem_nic_restore(a), 0);
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_ENABLED);
+	CHECK_EQ(fake.ntuple, 1);
+	CHECK_EQ(fake.used[1], 1);
+	CHECK(!memcmp(fake.table, ((uint32_t[]){ 0, 1, 2, 0, 1, 2, 0, 1 }),
+		      sizeof(fake.table)));
+	CHECK_EQ(files(), 2);
+	/* now b is alone: header split is its own to turn off */
+	CHECK_EQ(devmem_nic_setup(a, 2, 2, NULL), 0);
+	CHECK_EQ(devmem_nic_restore(a), 0);
+	devmem_nic_free(a);
+
+	/* b, the last, puts back what lo was */
+	CHECK_EQ(devmem_nic_restore(b), 0);
+	CHECK_EQ(files(), 0);
+	CHECK_EQ(fake_pristine(&fake), T_PASS);
+	devmem_nic_free(b);
+	return T_PASS;
+}
+
+/*
+ * An owner freed with changes recorded leaves its file, unlocked: its
+ * queues stay its own (-EBUSY naming the file and teardown), other
+ * queues can be set up; recovery takes over the owners that are gone,
+ * not the running ones, and restore puts back what they had.
  */
 static int test_state_left(void)
 {
-	struct devmem_nic *n, *m;
+	struct devmem_nic *n, *m, *r;
 	struct fake_nic fake;
-	char want[PATH_MAX + 256];
+	char want[PATH_MAX + 256], *left;
 	unsigned int sets;
 
+	fresh();
 	fake_init(&fake);
 	CHECK_EQ(nic_fake(&n, &fake), T_PASS);
 	CHECK_EQ(devmem_nic_rss_exclude(n, 0, 0), 0);
 	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
+	left = strdup(n->state_path);
+	CHECK(left);
 	devmem_nic_free(n);
-	CHECK(state_is("rss default\nheader-split off\n"));
-	CHECK_EQ(state_locked(), 0);
+	CHECK(text_is(left, "queues 0 0\n"));
+	CHECK(dev_is("rss default\nheader-split off\n"));
+	CHECK_EQ(locked(left), 0);
 
 	CHECK_EQ(nic_fake(&m, &fake), T_PASS);
 	sets = fake.hds_sets;
 	snprintf(want, sizeof(want),
-		 "lo is already set up (state file %s): run \"devmemctl teardown dev lo\" if no process is using it",
-		 state_path);
-	CHECK_EQ(devmem_nic_header_split(m, 0), -EBUSY);
-	CHECK(reason_is(want));
-	CHECK_EQ(devmem_nic_setup(m, 1, 1, NULL), -EBUSY);
+		 "queue 0 of lo is already set up (state file %s): run \"devmemctl teardown dev lo\" if no process is using it",
+		 left);
+	CHECK_EQ(devmem_nic_setup(m, 0, 1, NULL), -EBUSY);
 	CHECK(reason_is(want));
 	CHECK_EQ(fake.hds_sets, sets);
 	CHECK_EQ(fake.table[0], 1);
-	CHECK(state_is("rss default\nheader-split off\n"));
-	devmem_nic_free(m);
-	CHECK(state_is("rss default\nheader-split off\n"));
+	/* the owner that is gone shares header split too */
+	CHECK_EQ(devmem_nic_header_split(m, 0), -EBUSY);
+	CHECK_EQ(devmem_nic_setup(m, 3, 3, NULL), 0);
+	CHECK(!memcmp(fake.table, ((uint32_t[]){ 1, 2, 1, 2, 1, 2, 1, 2 }),
+		      sizeof(fake.table)));
 
-	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
-	CHECK_EQ(state_locked(), 1);
-	devmem_nic_set_hooks(n, &fake_hooks, &fake);
-	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	/* recovery: the owner that is gone, not m */
+	CHECK_EQ(devmem_nic_new_recover(&r, LO), 0);
+	CHECK(gone(left));
+	CHECK(own_is(r, "queues 0 0\n"));
+	CHECK_EQ(locked(r->state_path), 1);
+	devmem_nic_set_hooks(r, &fake_hooks, &fake);
+	CHECK_EQ(devmem_nic_restore(r), 0);
+	CHECK(!memcmp(fake.table, ((uint32_t[]){ 0, 1, 2, 0, 1, 2, 0, 1 }),
+		      sizeof(fake.table)));
+	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_ENABLED);
+	CHECK(dev_is("rss default\nheader-split off\n"));
+	CHECK_EQ(files(), 2);
+	devmem_nic_free(r);
+	/* with only m running, there is nothing to recover */
+	snprintf(want, sizeof(want),
+		 "lo is set up by a running process (state file %s is locked)",
+		 m->state_path);
+	CHECK_EQ(devmem_nic_new_recover(&r, LO), -EBUSY);
+	CHECK(reason_is(want));
+
+	CHECK_EQ(devmem_nic_restore(m), 0);
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake_pristine(&fake), T_PASS);
 	/* the state can start over */
-	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
-	CHECK(state_is("header-split off\n"));
-	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
-	devmem_nic_free(n);
+	CHECK_EQ(devmem_nic_header_split(m, 1), 0);
+	CHECK(dev_is("header-split off\n"));
+	CHECK_EQ(devmem_nic_restore(m), 0);
+	CHECK_EQ(files(), 0);
+	devmem_nic_free(m);
+	free(left);
 	return T_PASS;
 }
 
-/* While the child holds the state it set up. */
-static int lock_held(void)
+/* While the child holds the queues it set up. */
+static int lock_held(const char *child)
 {
 	struct devmem_nic *n = NULL;
 	struct fake_nic fake;
 	char want[PATH_MAX + 256];
 
-	CHECK(state_is("header-split off\nrss default\nntuple off\n"
-		       "rule 0 2 192.0.2.2 5201 any\n"));
-	CHECK_EQ(state_locked(), 1);
-	n = NULL;
+	CHECK(text_is(child, "queues 2 3\nrule 0 2 192.0.2.2 5201 any\n"));
+	CHECK(dev_is("header-split off\nrss default\nntuple off\n"));
+	CHECK_EQ(locked(child), 1);
 	snprintf(want, sizeof(want),
 		 "lo is set up by a running process (state file %s is locked)",
-		 state_path);
+		 child);
 	CHECK_EQ(devmem_nic_new_recover(&n, LO), -EBUSY);
 	CHECK(reason_is(want));
 	CHECK(!n);
 	fake_init(&fake);
 	CHECK_EQ(nic_fake(&n, &fake), T_PASS);
 	snprintf(want, sizeof(want),
-		 "lo is already set up by a running process (state file %s is locked)",
-		 state_path);
-	CHECK_EQ(devmem_nic_header_split(n, 1), -EBUSY);
+		 "queue 3 of lo is already set up by a running process (state file %s is locked)",
+		 child);
+	CHECK_EQ(devmem_nic_rss_exclude(n, 3, 3), -EBUSY);
 	CHECK(reason_is(want));
 	CHECK_EQ(fake.hds_sets, 0);
+	CHECK_EQ(files(), 2);
 	devmem_nic_free(n);
 	return T_PASS;
 }
 
-/* A child that holds a set-up state: recovery is -EBUSY until it is
- * killed (SIGKILL: nothing of the library runs), then takes it over.
+/* The one owner file of lo, in a buffer to free. */
+static char *owner_file(void)
+{
+	char *path = NULL;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(state_dir);
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".owner.") && !path &&
+		    asprintf(&path, "%s/%s", state_dir, de->d_name) < 0)
+			path = NULL;
+	closedir(d);
+	return path;
+}
+
+/* A child that holds a set-up: recovery is -EBUSY until it is killed
+ * (SIGKILL: nothing of the library runs), then takes it over.
  */
 static int test_state_lock(void)
 {
@@ -897,9 +1110,10 @@ static int test_state_lock(void)
 	struct devmem_nic *n;
 	struct fake_nic fake;
 	int pipefd[2], status, ret;
+	char c, *child;
 	pid_t pid;
-	char c;
 
+	fresh();
 	CHECK_EQ(devmem_flow_parse(&f, "192.0.2.2", NULL, "5201"), 0);
 	CHECK_EQ(pipe(pipefd), 0);
 	fflush(stdout);
@@ -916,7 +1130,9 @@ static int test_state_lock(void)
 			pause();
 	}
 	close(pipefd[1]);
-	ret = read(pipefd[0], &c, 1) == 1 ? lock_held() : T_FAIL;
+	child = NULL;
+	ret = read(pipefd[0], &c, 1) == 1 && (child = owner_file()) ?
+	      lock_held(child) : T_FAIL;
 	close(pipefd[0]);
 	/* killed whatever happened: it must not outlive the test */
 	kill(pid, SIGKILL);
@@ -924,14 +1140,14 @@ static int test_state_lock(void)
 	if (ret)
 		return ret;
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	CHECK_EQ(state_locked(), 0);
+	CHECK_EQ(locked(child), 0);
 
 	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
 	CHECK(reason_is(""));
 	CHECK_EQ(devmem_nic_ifindex(n), LO);
-	CHECK_EQ(state_locked(), 1);
-	CHECK(state_is("header-split off\nrss default\nntuple off\n"
-		       "rule 0 2 192.0.2.2 5201 any\n"));
+	CHECK(gone(child));
+	CHECK_EQ(locked(n->state_path), 1);
+	CHECK(own_is(n, "queues 2 3\nrule 0 2 192.0.2.2 5201 any\n"));
 	/* the fake the child changed: as it left it */
 	fake_init(&fake);
 	fake.hds = ETHTOOL_TCP_DATA_SPLIT_ENABLED;
@@ -942,43 +1158,54 @@ static int test_state_lock(void)
 	fake_rule4(&fake.rules[0], "192.0.2.2", 5201, 2);
 	devmem_nic_set_hooks(n, &fake_hooks, &fake);
 	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake_pristine(&fake), T_PASS);
 	devmem_nic_free(n);
+	free(child);
 	return T_PASS;
 }
 
-/* No file: -ENOENT; a file that is not a state: refused, left alone;
- * on lo itself (no fake), a change is -EBUSY before anything is asked.
+/* No file: -ENOENT; a device file that is not a state: refused, left
+ * alone; one with rules (a whole set-up, as libdevmem 1.3 wrote it):
+ * -EBUSY until recovered; on lo itself (no fake) nothing is asked.
  */
 static int test_state_refused(void)
 {
+	struct fake_nic fake;
+	static const char old[] = "libdevmem-nic 1\ndevice 1 lo\nheader-split off\n"
+				  "rule 0 2 192.0.2.2 5201 any\n";
 	struct devmem_flow f = { .size = sizeof(f) };
 	struct devmem_nic *n = NULL;
 	char want[PATH_MAX + 256];
 
+	fresh();
 	snprintf(want, sizeof(want), "lo is not set up (no state file %s)",
-		 state_path);
+		 dev_path);
 	CHECK_EQ(devmem_nic_new_recover(&n, LO), -ENOENT);
 	CHECK(reason_is(want));
 	CHECK(!n);
 	CHECK_EQ(devmem_nic_new_recover(&n, INT_MAX), -ENODEV);
 	CHECK(reason_is("no network device with ifindex 2147483647"));
 
-	CHECK_EQ(write_file(state_path, "keep\n", 5), 0);
-	CHECK_EQ(devmem_nic_new_recover(&n, LO), -EINVAL);
+	CHECK_EQ(write_file(dev_path, "keep\n", 5), 0);
 	snprintf(want, sizeof(want),
 		 "%s:1: not a libdevmem NIC state file (no \"libdevmem-nic VERSION\" line)",
-		 state_path);
+		 dev_path);
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), -EINVAL);
 	CHECK(reason_is(want));
 	CHECK(!n);
-	CHECK(!strcmp(read_file(state_path), "keep\n"));
-
 	CHECK_EQ(devmem_flow_parse(&f, "127.0.0.1", NULL, "9"), 0);
 	CHECK_EQ(devmem_nic_new(&n, LO), 0);
+	CHECK_EQ(devmem_nic_header_split(n, 1), -EINVAL);
+	CHECK(reason_is(want));
+	CHECK_EQ(devmem_nic_setup(n, 0, 0, &f), -EINVAL);
+	CHECK_EQ(files(), 1);
+	CHECK(!strcmp(read_file(dev_path), "keep\n"));
+
+	CHECK_EQ(write_file(dev_path, old, strlen(old)), 0);
 	snprintf(want, sizeof(want),
 		 "lo is already set up (state file %s): run \"devmemctl teardown dev lo\" if no process is using it",
-		 state_path);
+		 dev_path);
 	CHECK_EQ(devmem_nic_header_split(n, 1), -EBUSY);
 	CHECK(reason_is(want));
 	CHECK_EQ(devmem_nic_rss_exclude(n, 0, 0), -EBUSY);
@@ -986,15 +1213,55 @@ static int test_state_refused(void)
 	CHECK_EQ(devmem_nic_setup(n, 0, 0, &f), -EBUSY);
 	CHECK(reason_is(want));
 	devmem_nic_free(n);
-	CHECK(!strcmp(read_file(state_path), "keep\n"));
+	CHECK(!strcmp(read_file(dev_path), old));
+	CHECK_EQ(files(), 1);
+	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
+	CHECK(dev_is("header-split off\n"));
+	CHECK(own_is(n, "rule 0 2 192.0.2.2 5201 any\n"));
+	fake_init(&fake);
+	devmem_nic_set_hooks(n, &fake_hooks, &fake);
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK_EQ(files(), 0);
+	devmem_nic_free(n);
 
 	/* nothing recorded (its process died before the first change got
 	 * through): taken over, and restore removes it without a request
 	 */
-	CHECK_EQ(write_file(state_path, "libdevmem-nic 1\ndevice 1 lo\n", 28), 0);
+	CHECK_EQ(write_file(dev_path, "libdevmem-nic 1\ndevice 1 lo\n", 28), 0);
 	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
 	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
+	devmem_nic_free(n);
+	return T_PASS;
+}
+
+/* A state read from a file is no owner: a rule it deletes, and its
+ * restore, leave the state directory alone.
+ */
+static int test_state_from_file(void)
+{
+	static const char text[] = "libdevmem-nic 1\ndevice 1 lo\nntuple off\n"
+				   "rule 5 1 192.0.2.2 5201 any\n";
+	struct devmem_nic *n;
+	struct fake_nic fake;
+	int before;
+
+	fresh();
+	before = files();
+	fake_init(&fake);
+	fake.ntuple = 1;
+	fake.used[5] = 1;
+	fake_rule4(&fake.rules[5], "192.0.2.2", 5201, 1);
+	CHECK_EQ(write_file(path_of("from-file"), text, strlen(text)), 0);
+	CHECK_EQ(devmem_nic_new_from_file(&n, path_of("from-file")), 0);
+	devmem_nic_set_hooks(n, &fake_hooks, &fake);
+	CHECK_EQ(devmem_nic_flow_del(n, 5), 0);
+	CHECK_EQ(fake.used[5], 0);
+	CHECK_EQ(files(), before);
+	CHECK(!n->state_path);
+	CHECK_EQ(devmem_nic_restore(n), 0);
+	CHECK_EQ(fake_pristine(&fake), T_PASS);
+	CHECK_EQ(files(), before);
 	devmem_nic_free(n);
 	return T_PASS;
 }
@@ -1009,6 +1276,7 @@ static int test_hds_thresh(void)
 	struct devmem_nic *n;
 	struct fake_nic fake;
 
+	fresh();
 	fake_init(&fake);
 	fake.thresh = 256;
 	CHECK_EQ(devmem_nic_new(&n, LO), 0);
@@ -1016,13 +1284,13 @@ static int test_hds_thresh(void)
 	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
 	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_ENABLED);
 	CHECK_EQ(fake.thresh, 0);
-	CHECK(state_is("header-split off\nhds-thresh 256\n"));
+	CHECK(dev_is("header-split off\nhds-thresh 256\n"));
 	/* again: nothing more to do or record */
 	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
 	CHECK_EQ(fake.thresh_sets, 1);
-	CHECK(state_is("header-split off\nhds-thresh 256\n"));
+	CHECK(dev_is("header-split off\nhds-thresh 256\n"));
 	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake.thresh, 256);
 	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_DISABLED);
 
@@ -1034,21 +1302,21 @@ static int test_hds_thresh(void)
 	f.dst_port = 5201;
 	CHECK_EQ(devmem_nic_setup(n, 3, 3, &f), 0);
 	CHECK_EQ(fake.thresh, 0);
-	CHECK(state_is("hds-thresh 256\nrss default\nntuple off\n"
-		       "rule 0 3 192.0.2.2 5201 any\n"));
+	CHECK(dev_is("hds-thresh 256\nrss default\nntuple off\n"));
+	CHECK(own_is(n, "queues 3 3\nrule 0 3 192.0.2.2 5201 any\n"));
 	/* an undo that fails stays recorded, with its reason */
 	fake.fail_thresh_set = -EBUSY;
 	CHECK_EQ(devmem_nic_restore(n), -EBUSY);
 	CHECK(reason_is("lo: setting hds-thresh: Device or resource busy"));
-	CHECK(state_is("hds-thresh 256\n"));
+	CHECK(dev_is("hds-thresh 256\n"));
 	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake.thresh, 256);
 
 	/* turning header split off touches no threshold */
 	CHECK_EQ(devmem_nic_header_split(n, 0), 0);
 	CHECK_EQ(fake.thresh, 256);
-	CHECK(state_is("header-split on\n"));
+	CHECK(dev_is("header-split on\n"));
 	CHECK_EQ(devmem_nic_restore(n), 0);
 
 	/* a threshold that cannot be set fails the set-up, undone */
@@ -1056,14 +1324,14 @@ static int test_hds_thresh(void)
 	fake.fail_thresh_set = -EOPNOTSUPP;
 	CHECK_EQ(devmem_nic_header_split(n, 1), -EOPNOTSUPP);
 	CHECK(reason_is("lo: setting hds-thresh: Operation not supported"));
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_DISABLED);
 	CHECK_EQ(fake.thresh, 256);
 
 	/* at 0 already: nothing recorded */
 	fake.thresh = 0;
 	CHECK_EQ(devmem_nic_header_split(n, 1), 0);
-	CHECK(state_is("header-split off\n"));
+	CHECK(dev_is("header-split off\n"));
 	CHECK_EQ(devmem_nic_restore(n), 0);
 	devmem_nic_free(n);
 	return T_PASS;
@@ -1077,13 +1345,14 @@ static int test_hds_thresh_recover(void)
 	struct devmem_nic *n;
 	struct fake_nic fake;
 
+	fresh();
 	fake_init(&fake);
 	fake.hds = ETHTOOL_TCP_DATA_SPLIT_ENABLED;
-	CHECK_EQ(write_file(state_path, text, strlen(text)), 0);
+	CHECK_EQ(write_file(dev_path, text, strlen(text)), 0);
 	CHECK_EQ(devmem_nic_new_recover(&n, LO), 0);
 	devmem_nic_set_hooks(n, &fake_thresh_hooks, &fake);
 	CHECK_EQ(devmem_nic_restore(n), 0);
-	CHECK(state_gone());
+	CHECK_EQ(files(), 0);
 	CHECK_EQ(fake.thresh, 64);
 	CHECK_EQ(fake.hds, ETHTOOL_TCP_DATA_SPLIT_DISABLED);
 	devmem_nic_free(n);
@@ -1101,9 +1370,11 @@ static const struct t_case cases[] = {
 	{ "malformed", test_malformed },
 	{ "lo-refuses", test_lo_refuses },
 	{ "state-changes", test_state_changes },
+	{ "state-owners", test_state_owners },
 	{ "state-left", test_state_left },
 	{ "state-lock", test_state_lock },
 	{ "state-refused", test_state_refused },
+	{ "state-from-file", test_state_from_file },
 	{ "hds-thresh", test_hds_thresh },
 	{ "hds-thresh-recover", test_hds_thresh_recover },
 };
@@ -1128,7 +1399,7 @@ int main(void)
 		perror("DEVMEM_STATE_DIR");
 		return T_FAIL;
 	}
-	snprintf(state_path, sizeof(state_path), "%s/netns-%llu-ifindex-1",
+	snprintf(dev_path, sizeof(dev_path), "%s/netns-%llu-ifindex-1",
 		 state_dir, (unsigned long long)st.st_ino);
 	ret = T_RUN(cases);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -433,37 +433,44 @@ while True:
 	run --separate-stderr "$CTL" teardown dev lo
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "Error: lo is not set up (no state file $state)" ]
-	# setup of a device with a state file: refused before any change
+	# a device file that is not a state: refused before any change
 	mkdir -p "$DEVMEM_STATE_DIR"
 	echo keep >"$state"
 	run --separate-stderr "$CTL" setup dev lo queues 0
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: lo is already set up (state file $state): run \"devmemctl teardown dev lo\" if no process is using it" ]
+	[ "$stderr" = "Error: $state:1: not a libdevmem NIC state file (no \"libdevmem-nic VERSION\" line)" ]
 	[ "$(<"$state")" = keep ]
+	rm "$state"
+	# queue 0 set up by a process that is gone: refused before any change
+	owner=$state.owner.AbC123
+	printf 'libdevmem-nic 1\ndevice 1 lo\nqueues 0 0\n' >"$owner"
+	run --separate-stderr "$CTL" setup dev lo queues 0
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "Error: queue 0 of lo is already set up (state file $owner): run \"devmemctl teardown dev lo\" if no process is using it" ]
 	# by index, the same file
 	run --separate-stderr "$CTL" setup dev 1 queues 0
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: lo is already set up (state file $state): run \"devmemctl teardown dev lo\" if no process is using it" ]
+	[ "$stderr" = "Error: queue 0 of lo is already set up (state file $owner): run \"devmemctl teardown dev lo\" if no process is using it" ]
 	# held by a running process (flock): setup and teardown say so
 	mkfifo "$BATS_TEST_TMPDIR/locked"
 	bash -c 'exec 9<"$1"; flock -x 9; echo >"$2"; exec sleep 600' _ \
-		"$state" "$BATS_TEST_TMPDIR/locked" 3>&- &
+		"$owner" "$BATS_TEST_TMPDIR/locked" 3>&- &
 	holder=$!
 	read -r _ <"$BATS_TEST_TMPDIR/locked"
 	run --separate-stderr "$CTL" setup dev lo queues 0
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: lo is already set up by a running process (state file $state is locked)" ]
+	[ "$stderr" = "Error: queue 0 of lo is already set up by a running process (state file $owner is locked)" ]
 	run --separate-stderr "$CTL" teardown dev lo
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: lo is set up by a running process (state file $state is locked)" ]
+	[ "$stderr" = "Error: lo is set up by a running process (state file $owner is locked)" ]
 	kill "$holder"
 	wait "$holder" || true
-	[ "$(<"$state")" = keep ]
 	# a state file that is not one: teardown fails, naming it, and leaves it
+	echo keep >"$owner"
 	run --separate-stderr "$CTL" teardown dev lo
 	[ "$status" -eq 1 ]
-	[[ $stderr == "Error: $state"* ]]
-	[ "$(<"$state")" = keep ]
+	[ "$stderr" = "Error: $owner:1: not a libdevmem NIC state file (no \"libdevmem-nic VERSION\" line)" ]
+	[ "$(<"$owner")" = keep ]
 	# a state directory that cannot be made
 	DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/no/such run --separate-stderr "$CTL" setup dev lo queues 0
 	[ "$status" -eq 1 ]

@@ -66,12 +66,13 @@ static const struct object objects[] = {
 	  "      Prepare rx queues A..B of IF for device memory: header split on,\n"
 	  "      the queues out of the RSS indirection table and, with flow, an\n"
 	  "      n-tuple rule steering that TCP flow to queue A. What it changes is\n"
-	  "      recorded in the device's state file for teardown; a device\n"
-	  "      already set up (by this command or a program) is refused.\n" },
+	  "      recorded in the device's state files for teardown. Queues another\n"
+	  "      setup (by this command or a program) has are refused.\n" },
 	{ "teardown", CMD_TEARDOWN, 0, A_DEV,
 	  "teardown dev IF",
 	  "      Put back what setup, or a program that ended without putting it\n"
-	  "      back, changed on IF, and remove its state file.\n" },
+	  "      back, changed on IF, and remove their state files. Set-ups of\n"
+	  "      programs still running are left alone.\n" },
 	{ "bind", CMD_BIND, 0, A_DEV | A_QUEUES | A_DMABUF | A_PAGE_SIZE,
 	  "bind dev IF queues A[-B]\n"
 	  "          dmabuf {udmabuf SIZE | udmabuf-huge SIZE | heap SIZE | fd N}\n"

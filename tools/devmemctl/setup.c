@@ -4,15 +4,14 @@
  * memory with libdevmem's devmem_nic (header split, an RSS carve-out, an
  * n-tuple rule) and put it back later, from another process.
  *
- * What setup changed lives in the device's state file, which libdevmem
- * keeps (devmem.h): setup leaves it behind, and teardown takes it over
- * with devmem_nic_new_recover() - whether setup or a program that set
- * the device up and died wrote it - and undoes it. A device that has one
- * is refused by setup (it would record the first one's values as the
- * originals), and teardown is refused while a running process holds it.
- * SIGINT, SIGTERM and SIGHUP wait while the device and its state file
- * change, so that neither is left half done; one that came meanwhile
- * ends the command afterwards.
+ * What setup changed lives in the state files libdevmem keeps
+ * (devmem.h): each setup is an owner of its queues, whose file it leaves
+ * behind, and teardown takes over the owners that are gone with
+ * devmem_nic_new_recover() - whether setup or a program that set queues
+ * up and died made them - and undoes what they did; owners still
+ * running are left alone. SIGINT, SIGTERM and SIGHUP wait while the
+ * device and the state files change, so that neither is left half done;
+ * one that came meanwhile ends the command afterwards.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -53,14 +52,14 @@ int do_setup(const struct cmd *c)
 	hold_signals(&old);
 	err = devmem_nic_new(&n, ifindex);
 	if (!err)
-		/* refused when the device has a state file; undoes what it
-		 * did when it fails
+		/* refused when another set-up has one of the queues;
+		 * undoes what it did when it fails
 		 */
 		err = devmem_nic_setup(n, c->first, c->last,
 				       c->has_flow ? &c->flow : NULL);
 	if (err)
 		lib_error(NULL);
-	/* what was set up stays, and so does its state file */
+	/* what was set up stays, and so does its owner file */
 	devmem_nic_free(n);
 	return release_signals(&old, err ? EXIT_FAIL : EXIT_OK);
 }
