@@ -115,7 +115,7 @@ void jw_finish(struct jw *w);
  */
 void json_put_string(FILE *f, const char *s);
 
-/* main.c */
+/* util.c */
 void __attribute__((format(printf, 1, 2))) error_msg(const char *fmt, ...);
 /* "Error: <what>: <devmem_last_error()>", or the bare reason when @what is
  * NULL. Returns EXIT_FAIL.

@@ -17,54 +17,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <net/if.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "devmemctl.h"
-
-void error_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("Error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int lib_error(const char *what)
-{
-	const char *reason = devmem_last_error();
-
-	if (!reason || !*reason)
-		reason = "unknown error";
-	if (what)
-		error_msg("%s: %s", what, reason);
-	else
-		error_msg("%s", reason);
-	return EXIT_FAIL;
-}
-
-int resolve_dev(const char *dev)
-{
-	int ifindex = devmem_ifindex(dev);
-
-	if (ifindex < 0)
-		lib_error(NULL);
-	return ifindex;
-}
-
-const char *dev_name(int ifindex, char *buf)
-{
-	if (ifindex <= 0 || !if_indextoname((unsigned int)ifindex, buf))
-		return NULL;
-	return buf;
-}
 
 /* DEVMEMCTL_PARSE_ONLY=1: the parsed command as JSON, for the tests. */
 static void print_parsed(const struct cmd *c)
