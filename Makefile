@@ -44,7 +44,7 @@ progs: $(PROG_BINS)
 $(PROGS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
 
 .SECONDEXPANSION:
-$(PROG_BINS): $(BUILD)/bin/%: $$(wildcard selftests/progs/%/*.c) $$(wildcard selftests/progs/%/*.h) selftests/progs/pattern.h selftests/progs/die.h selftests/progs/fuzz.h $(UAPI_STAMP)
+$(PROG_BINS): $(BUILD)/bin/%: $$(wildcard selftests/progs/%/*.c) $$(wildcard selftests/progs/%/*.h) $$(wildcard selftests/progs/lib/*.h) $(UAPI_STAMP)
 	@mkdir -p $(dir $@)
 	gcc $(TOOL_CFLAGS) $(if $(filter $*,$(PROGS_SHARED)),,-static) -o $@ $(filter %.c,$^)
 
@@ -77,7 +77,7 @@ BENCH_PROGS := devmem-tx-cpu
 BENCH_BINS := $(BENCH_PROGS:%=$(BUILD)/bin/%)
 bench-progs: $(BENCH_BINS)
 $(BENCH_PROGS:%=build/bin/%): build/bin/%: $(BUILD)/bin/%
-$(BENCH_BINS): $(BUILD)/bin/%: $$(wildcard bench/%/*.c) selftests/progs/pattern.h selftests/progs/die.h $(LIBDEVMEM_A)
+$(BENCH_BINS): $(BUILD)/bin/%: $$(wildcard bench/%/*.c) $$(wildcard selftests/progs/lib/*.h) $(LIBDEVMEM_A)
 	@mkdir -p $(dir $@)
 	gcc $(TOOL_CFLAGS) -I$(REPO)/libdevmem/include -o $@ $(filter %.c,$^) $(LIBDEVMEM_A) $(TOOL_LIBS)
 

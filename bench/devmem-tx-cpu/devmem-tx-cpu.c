@@ -58,8 +58,9 @@
 #include <devmem.h>
 
 #define PROG		"devmem-tx-cpu"
-#include "../../selftests/progs/die.h"
-#include "../../selftests/progs/pattern.h"
+#include "../../selftests/progs/lib/die.h"
+#include "../../selftests/progs/lib/size.h"
+#include "../../selftests/progs/lib/pattern.h"
 
 #ifndef SO_EE_CODE_ZEROCOPY_COPIED
 #define SO_EE_CODE_ZEROCOPY_COPIED	1
@@ -114,25 +115,6 @@ static void usage(FILE *f, int status)
 "      --sndbuf N       SO_SNDBUF N (default: the kernel's autotuning)\n"
 "  -h, --help           this text\n");
 	exit(status);
-}
-
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		die("bad number '%s'", s);
-	switch (*end) {
-	case 'G': v <<= 10; /* fall through */
-	case 'M': v <<= 10; /* fall through */
-	case 'K': v <<= 10; end++; break;
-	}
-	if (*end)
-		die("bad number '%s'", s);
-	return v;
 }
 
 struct cpu {
@@ -400,11 +382,11 @@ int main(int argc, char **argv)
 			break;
 		case 'a': o.addr = optarg; break;
 		case 'p': o.port = optarg; break;
-		case 'n': o.bytes = parse_size(optarg); break;
-		case 'c': o.call = parse_size(optarg); break;
-		case 'B': o.ring = parse_size(optarg); break;
+		case 'n': o.bytes = size_arg(optarg); break;
+		case 'c': o.call = size_arg(optarg); break;
+		case 'B': o.ring = size_arg(optarg); break;
 		case 'i': o.ifname = optarg; break;
-		case 'S': o.sndbuf = parse_size(optarg); break;
+		case 'S': o.sndbuf = size_arg(optarg); break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}

@@ -9,7 +9,7 @@
  * 1 MiB) to IFNAME for sending, connects to ADDR PORT (retrying while
  * refused, for up to 10 s; the route must leave through IFNAME) and sends
  * BYTES bytes of the test stream's pattern of seed SEED (default 1:
- * tcpxfer's; selftests/progs/pattern.h) through a devmem_sender. The
+ * tcpxfer's; selftests/progs/lib/pattern.h) through a devmem_sender. The
  * udmabuf is a ring of 1 MiB chunks: a chunk is written (through the
  * udmabuf's own mapping) only once every byte sent from it has been
  * reaped. Within a chunk the stream's pages lie in reverse order, so

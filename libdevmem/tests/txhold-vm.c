@@ -6,7 +6,7 @@
  * while sends are in flight. In the test VM, against tcpxfer listen.
  *
  * Binds a 4 MiB udmabuf holding the test stream's pattern of seed 1
- * (selftests/progs/pattern.h; dma-buf offset = stream offset) to IFNAME
+ * (selftests/progs/lib/pattern.h; dma-buf offset = stream offset) to IFNAME
  * for sending and connects to ADDR PORT. Then one command per line, one
  * line of answer each:
  *

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../selftests/progs/pattern.h"
+#include "../../selftests/progs/lib/pattern.h"
 #include "fake-sock.h"
 #include "tcp.h"
 #include "test.h"

@@ -3,7 +3,7 @@
  * What the VM receive programs (recv-vm, uring-vm) share: a udmabuf bound
  * to one rx queue, a listening socket that tells the test when it is
  * ready, and the check of every byte of a received stream against the
- * test stream's pattern (selftests/progs/pattern.h), in stream order:
+ * test stream's pattern (selftests/progs/lib/pattern.h), in stream order:
  * host bytes where the receive put them, fragments through
  * devmem_dmabuf_read() of the udmabuf.
  */
@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../selftests/progs/pattern.h"
+#include "../../selftests/progs/lib/pattern.h"
 #include "netdev.h"
 
 #define VM_HOST_LEN	(64U << 10)

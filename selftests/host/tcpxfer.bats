@@ -301,6 +301,16 @@ EOF
 	[ "${lines[0]}" = "tcpxfer: bad size '-1' for --recv" ]
 }
 
+@test "usage: byte counts that do not fit or are not one (the test programs' shared parser) exit 2" {
+	local bad
+	for bad in 18446744073709551616 17179869184G 16777216T ' 1' '+1' 1KK 'K' '' 0x 1.5M; do
+		run "$TCPXFER" listen -p 20000 -s "$bad"
+		echo "$bad: $output"
+		[ "$status" -eq 2 ]
+		[ "${lines[0]}" = "tcpxfer: bad size '$bad' for --send" ]
+	done
+}
+
 @test "usage: unknown options exit 2" {
 	run "$TCPXFER" listen -p 20000 --frobnicate
 	[ "$status" -eq 2 ]

@@ -107,7 +107,7 @@ ip_mib() { snmp_mib "$1" Ip "$2"; }
 
 # pattern_sender PORT HOST_BYTES DEVICE_BYTES FIFO: in A, in the
 # background (SENDER_PID), a Python sender to B's $IP4B:PORT: the first
-# HOST_BYTES of the test pattern (selftests/progs/pattern.h, seed 1), then,
+# HOST_BYTES of the test pattern (selftests/progs/lib/pattern.h, seed 1), then,
 # after a line arrives on FIFO, the next DEVICE_BYTES, each in one send();
 # then it waits for the receiver to close.
 pattern_sender() {

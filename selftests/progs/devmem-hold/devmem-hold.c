@@ -15,7 +15,7 @@
  * (the binding's id and the dma-buf's inode, as
  * /sys/kernel/debug/dma_buf/bufinfo shows it), accepts one connection,
  * receives BYTES with recvmsg(MSG_SOCK_DEVMEM), checks each byte against
- * the test pattern (selftests/progs/pattern.h, seed 1) through the dma-buf's
+ * the test pattern (selftests/progs/lib/pattern.h, seed 1) through the dma-buf's
  * mmap, unmaps it, keeps every token and prints
  *
  *   held T tokens for B bytes: linear L, dmabuf D
@@ -66,7 +66,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../pattern.h"
+#include "../lib/pattern.h"
 
 #ifndef MSG_SOCK_DEVMEM
 #define MSG_SOCK_DEVMEM	0x2000000	/* not in the uapi, as in mainline */
@@ -74,7 +74,8 @@
 
 #define PROG		"devmem-hold"
 
-#include "../die.h"
+#include "../lib/die.h"
+#include "../lib/size.h"
 /* Above any BYTES the tests use: no recvmsg stops within a frag, so each
  * token names a buffer of its own.
  */
@@ -94,25 +95,6 @@ static void usage(FILE *f, int status)
 "tokens (give them back), sock (close the socket with a reset), nl (close\n"
 "the binding's netlink socket). See the source's header for the output.\n");
 	exit(status);
-}
-
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		die("bad number '%s'", s);
-	switch (*end) {
-	case 'G': v <<= 10; /* fall through */
-	case 'M': v <<= 10; /* fall through */
-	case 'K': v <<= 10; end++; break;
-	}
-	if (*end)
-		die("bad number '%s'", s);
-	return v;
 }
 
 /* ---- the netdev family: one bind-rx request ---- */
@@ -289,7 +271,7 @@ static int udmabuf_create(uint64_t size)
 static int listen_on(const char *port)
 {
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
-				   .sin6_port = htons(parse_size(port)) };
+				   .sin6_port = htons(size_arg(port)) };
 	int fd, one = 1, zero = 0;
 
 	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -462,11 +444,11 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "N:i:q:s:p:n:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'N': netns = optarg; break;
-		case 'i': ifindex = parse_size(optarg); break;
-		case 'q': queue = parse_size(optarg); break;
-		case 's': size = parse_size(optarg); break;
+		case 'i': ifindex = size_arg(optarg); break;
+		case 'q': queue = size_arg(optarg); break;
+		case 's': size = size_arg(optarg); break;
 		case 'p': port = optarg; break;
-		case 'n': bytes = parse_size(optarg); break;
+		case 'n': bytes = size_arg(optarg); break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}

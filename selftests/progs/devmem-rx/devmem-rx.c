@@ -2,7 +2,7 @@
 /*
  * devmem-rx: accept one TCP connection and receive its stream with
  * recvmsg(MSG_SOCK_DEVMEM), checking every byte against the test pattern
- * (selftests/progs/pattern.h): bytes reported by SO_DEVMEM_LINEAR are read
+ * (selftests/progs/lib/pattern.h): bytes reported by SO_DEVMEM_LINEAR are read
  * from the user buffer, bytes reported by SO_DEVMEM_DMABUF from the
  * dma-buf through its mmap, bracketed by DMA_BUF_IOCTL_SYNC. Tokens go
  * back with SO_DEVMEM_DONTNEED, whose return is checked.
@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../pattern.h"
+#include "../lib/pattern.h"
 
 #ifndef ETOOSMALL
 #define ETOOSMALL	525	/* kernel-internal; what devmem recvmsg returns */
@@ -60,7 +60,8 @@
 
 #define PROG		"devmem-rx"
 
-#include "../die.h"
+#include "../lib/die.h"
+#include "../lib/size.h"
 #define IOV_LEN		(1024 * 1024)	/* the linear bytes of device data land here */
 #define CTRL_LEN	(CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * 1024)
 #define MAX_RANGES	128		/* per SO_DEVMEM_DONTNEED */
@@ -140,30 +141,11 @@ static void usage(FILE *f, int status)
 	exit(status);
 }
 
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		die("bad number '%s'", s);
-	switch (*end) {
-	case 'G': v <<= 10; /* fall through */
-	case 'M': v <<= 10; /* fall through */
-	case 'K': v <<= 10; end++; break;
-	}
-	if (*end)
-		die("bad number '%s'", s);
-	return v;
-}
-
 /* @s for option @opt: 1 to @max @unit, or die saying so. */
 static unsigned int parse_count(const char *s, const char *opt,
 				unsigned int max, const char *unit)
 {
-	uint64_t v = parse_size(s);
+	uint64_t v = size_arg(s);
 
 	if (v < 1 || v > max)
 		die("%s %s: 1 to %u %s", opt, s, max, unit);
@@ -621,25 +603,25 @@ int main(int argc, char **argv)
 
 	env = getenv("DEVMEM_DMABUF_FD");
 	if (env)
-		o.dmabuf_fd = parse_size(env);
+		o.dmabuf_fd = size_arg(env);
 	env = getenv("DEVMEM_DMABUF_ID");
 	if (env)
-		o.dmabuf_id = parse_size(env);
+		o.dmabuf_id = size_arg(env);
 	while ((c = getopt_long(argc, argv, "b:p:n:S:d:i:r:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': o.addr = optarg; break;
 		case 'p': o.port = optarg; break;
-		case 'n': o.bytes = parse_size(optarg); have_bytes = true; break;
-		case 'S': o.seed = parse_size(optarg); break;
-		case 'd': o.dmabuf_fd = parse_size(optarg); break;
-		case 'i': o.dmabuf_id = parse_size(optarg); break;
+		case 'n': o.bytes = size_arg(optarg); have_bytes = true; break;
+		case 'S': o.seed = size_arg(optarg); break;
+		case 'd': o.dmabuf_fd = size_arg(optarg); break;
+		case 'i': o.dmabuf_id = size_arg(optarg); break;
 		case 'r': o.ready = optarg; break;
 		case 'H': o.hold = true; break;
 		case 'P': o.probes = optarg; break;
 		case 'L': o.plain = true; break;
 		case 'C': o.cpu = true; break;
 		case 'N': nocheck = true; break;
-		case 'R': o.rcvbuf = parse_size(optarg); break;
+		case 'R': o.rcvbuf = size_arg(optarg); break;
 		case 'W':
 			o.rcvlowat = parse_count(optarg, "--rcvlowat", INT_MAX,
 						 "bytes");

@@ -83,6 +83,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
 #include <linux/genetlink.h>
@@ -108,7 +109,8 @@
 
 #define PROG		"devmem-tx"
 
-#include "../die.h"
+#include "../lib/die.h"
+#include "../lib/size.h"
 #include "devmem-tx.h"
 
 #define MAX_IOV		64
@@ -132,21 +134,11 @@ const char *errname(int err)
 	return s ? s : "E?";
 }
 
-unsigned long parse_num(const char *s)
+static unsigned long parse_num(const char *s)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s)
-		usage();
-	switch (*end) {
-	case 'K': v <<= 10; end++; break;
-	case 'M': v <<= 20; end++; break;
-	case 'G': v <<= 30; end++; break;
-	}
-	if (*end)
+	if (parse_size(s, &v) || v > ULONG_MAX)
 		usage();
 	return v;
 }

@@ -22,7 +22,6 @@ extern size_t dmabuf_size;
 extern uint64_t zc_completed;
 
 const char *errname(int err);
-unsigned long parse_num(const char *s);
 void set_int(int level, int name, const char *what, int v);
 ssize_t send_ranges(struct iovec *iov, int niov, uint32_t id,
 		    size_t cmsglen, int flags);

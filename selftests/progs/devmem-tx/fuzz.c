@@ -61,9 +61,9 @@
 
 #define PROG		"devmem-tx"
 
-#include "../die.h"
-#include "../pattern.h"
-#include "../fuzz.h"
+#include "../lib/die.h"
+#include "../lib/pattern.h"
+#include "../lib/fuzz.h"
 #include "devmem-tx.h"
 
 #define FUZZ_IOV	8

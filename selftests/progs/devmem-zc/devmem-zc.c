@@ -13,7 +13,7 @@
  *	copybuf: C bytes, pattern ok
  *
  * then receive the rest with recvmsg(MSG_SOCK_DEVMEM), every byte
- * checked against the pattern (selftests/progs/pattern.h: linear bytes in
+ * checked against the pattern (selftests/progs/lib/pattern.h: linear bytes in
  * the user buffer, dma-buf bytes through its mmap), tokens given back:
  *
  *	devmem: B bytes, linear X, dmabuf Y
@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../pattern.h"
+#include "../lib/pattern.h"
 
 #ifndef MSG_SOCK_DEVMEM
 #define MSG_SOCK_DEVMEM	0x2000000
@@ -51,7 +51,7 @@
 
 #define PROG		"devmem-zc"
 
-#include "../die.h"
+#include "../lib/die.h"
 #define COPYBUF_LEN	(256 * 1024)
 #define IOV_LEN		(64 * 1024)
 #define NCMSG		256

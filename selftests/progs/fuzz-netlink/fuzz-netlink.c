@@ -61,12 +61,12 @@
 
 #include <linux/netdev.h>
 
-#include "../pattern.h"
-#include "../fuzz.h"
+#include "../lib/pattern.h"
+#include "../lib/fuzz.h"
 
 #define PROG		"fuzz-netlink"
 
-#include "../die.h"
+#include "../lib/die.h"
 #define MSG_MAX		2048
 #define RX_MAX		(256 * 1024)
 #define MAX_DEPTH	4

@@ -7,7 +7,7 @@
  * flow and on sockets that hold no tokens (TCP, UDP, UNIX).
  *
  * It accepts one TCP connection carrying the test pattern
- * (selftests/progs/pattern.h) into a dma-buf bound to its queue; run it
+ * (selftests/progs/lib/pattern.h) into a dma-buf bound to its queue; run it
  * under `netdev-nl bind-rx ... --run` as devmem-rx is run. Every byte a
  * recvmsg hands out is checked, in the user buffer or through the
  * dma-buf's mmap. The fuzzer keeps the table of tokens it holds and
@@ -75,8 +75,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../pattern.h"
-#include "../fuzz.h"
+#include "../lib/pattern.h"
+#include "../lib/fuzz.h"
 
 #ifndef ETOOSMALL
 #define ETOOSMALL	525	/* kernel-internal; what devmem recvmsg returns */
@@ -87,7 +87,8 @@
 
 #define PROG		"fuzz-sockopt"
 
-#include "../die.h"
+#include "../lib/die.h"
+#include "../lib/size.h"
 #define IOV_MAX_LEN	(1 << 20)
 #define CTRL_MAX_LEN	(1 << 20)
 #define CMSG_DM_LEN	CMSG_LEN(sizeof(struct dmabuf_cmsg))
@@ -877,21 +878,6 @@ static void print_errs(const char *name, const struct counts *c)
 	printf(")");
 }
 
-static uint64_t parse_size(const char *s)
-{
-	char *end;
-	uint64_t v = strtoull(s, &end, 0);
-
-	switch (*end) {
-	case 'G': v <<= 10; /* fall through */
-	case 'M': v <<= 10; /* fall through */
-	case 'K': v <<= 10; end++; break;
-	}
-	if (*end || end == s)
-		die("bad number '%s'", s);
-	return v;
-}
-
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
@@ -934,13 +920,13 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "p:n:r:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': seed = parse_size(optarg); break;
-		case 'N': iterations = parse_size(optarg); break;
+		case 's': seed = size_arg(optarg); break;
+		case 'N': iterations = size_arg(optarg); break;
 		case 'p': port = optarg; break;
-		case 'n': rx.bytes = parse_size(optarg); break;
+		case 'n': rx.bytes = size_arg(optarg); break;
 		case 'r': ready = optarg; break;
 		case 'Z': token_zero = true; break;
-		case 'R': returned_half = parse_size(optarg); break;
+		case 'R': returned_half = size_arg(optarg); break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}

@@ -33,6 +33,8 @@
 
 #include <linux/netdev.h>
 
+#include "../lib/size.h"
+
 #define BUF_SIZE	(64 * 1024)
 #define MAX_ATTRS	32
 
@@ -522,26 +524,14 @@ static void put_raw_attr(struct req *r, const char *spec)
 	}
 }
 
-/* SIZE with an optional K, M or G suffix. */
-static unsigned long long parse_size(const char *s)
+/* SIZE (lib/size.h): 1 byte to 1 TiB. */
+static unsigned long long size_1t(const char *s)
 {
-	unsigned long long v, mul = 1;
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (*end == 'K' || *end == 'k')
-		mul = 1ULL << 10;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1ULL << 20;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1ULL << 30;
-	if (mul > 1)
-		end++;
-	if (errno || end == s || *end || *s == '-' || !v ||
-	    v > (1ULL << 40) / mul)
+	if (parse_size(s, &v) || !v || v > 1ULL << 40)
 		usage_error("bad size '%s'", s);
-	return v * mul;
+	return v;
 }
 
 /* A udmabuf of SIZE bytes over a sealed memfd. */
@@ -597,7 +587,7 @@ static int udmabuf_create_huge(const char *spec, unsigned long long *size)
 			off = parse_num(tok, 1ULL << 40, "offset");
 			tok = plus + 1;
 		}
-		len = parse_size(tok);
+		len = size_1t(tok);
 		l.item[l.head.count].offset = off;
 		l.item[l.head.count].size = len;
 		l.head.count++;
@@ -828,14 +818,14 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 			colon = strrchr(snap, ':');
 			if (colon) {
 				*colon = 0;
-				snap_len = parse_size(colon + 1);
+				snap_len = size_1t(colon + 1);
 			}
 		} else {
 			usage_error("unknown bind-rx option '%s'", argv[i]);
 		}
 	}
 	if (!strncmp(argv[4], "udmabuf:", 8)) {
-		size = parse_size(argv[4] + 8);
+		size = size_1t(argv[4] + 8);
 		if (snap && snap_len > size)
 			usage_error("snapshot longer than the udmabuf");
 	} else if (!strncmp(argv[4], "fd:", 3) ||

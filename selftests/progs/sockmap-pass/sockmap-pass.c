@@ -39,7 +39,7 @@
 
 #define PROG	"sockmap-pass"
 
-#include "../die.h"
+#include "../lib/die.h"
 
 static long long now_ms(void)
 {

@@ -6,7 +6,7 @@
  *	under `netdev-nl bind-rx ... --run`: accept CONNS connections one
  *	after the other and receive each with recvmsg(MSG_SOCK_DEVMEM),
  *	checking every byte against the pattern of seed SEED + I for the
- *	I-th connection (selftests/progs/pattern.h), until end of stream or
+ *	I-th connection (selftests/progs/lib/pattern.h), until end of stream or
  *	an error; one line per connection:
  *	  conn I: B bytes (linear L, dmabuf D, host H), end eof|ECONNRESET|...
  *	(host: bytes of readable skbs, which come without a cmsg).
@@ -59,7 +59,7 @@
 #include <unistd.h>
 #include <linux/dma-buf.h>
 
-#include "../pattern.h"
+#include "../lib/pattern.h"
 
 #ifndef MSG_SOCK_DEVMEM
 #define MSG_SOCK_DEVMEM	0x2000000
@@ -67,25 +67,8 @@
 
 #define PROG	"tcp-wirefuzz"
 
-#include "../die.h"
-
-static uint64_t num(const char *s)
-{
-	char *end;
-	uint64_t v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		die("bad number '%s'", s);
-	switch (*end) {
-	case 'M': v <<= 10; /* fall through */
-	case 'K': v <<= 10; end++; break;
-	}
-	if (*end)
-		die("bad number '%s'", s);
-	return v;
-}
+#include "../lib/die.h"
+#include "../lib/size.h"
 
 static double now_ms(void)
 {
@@ -253,21 +236,21 @@ static int rx_main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "p:c:S:r:", lo, NULL)) != -1) {
 		switch (c) {
-		case 'p': port = num(optarg); break;
-		case 'c': conns = num(optarg); break;
-		case 'S': seed = num(optarg); break;
+		case 'p': port = size_arg(optarg); break;
+		case 'c': conns = size_arg(optarg); break;
+		case 'S': seed = size_arg(optarg); break;
 		case 'r': ready = optarg; break;
 		case 'M': md5 = optarg; break;
 		case 'U': inline_urg = false; break;
-		case 'R': reply = num(optarg); break;
-		case 'B': rcvbuf = num(optarg); break;
+		case 'R': reply = size_arg(optarg); break;
+		case 'B': rcvbuf = size_arg(optarg); break;
 		case 'P': {
 			char *colon = strchr(optarg, ':');
 
 			if (!colon)
 				die("--pause BYTES:FILE");
 			*colon = 0;
-			pause_at = num(optarg);
+			pause_at = size_arg(optarg);
 			pause_file = colon + 1;
 			break;
 		}
@@ -279,9 +262,9 @@ static int rx_main(int argc, char **argv)
 	env = getenv("DEVMEM_DMABUF_FD");
 	if (!env)
 		die("run under netdev-nl bind-rx --run");
-	rx.fd = num(env);
+	rx.fd = size_arg(env);
 	env = getenv("DEVMEM_DMABUF_ID");
-	rx.id = env ? num(env) : 0;
+	rx.id = env ? size_arg(env) : 0;
 	size = lseek(rx.fd, 0, SEEK_END);
 	if (size <= 0)
 		die("not a dma-buf");
@@ -1578,14 +1561,14 @@ static int tx_main(int argc, char **argv)
 		case 'm': parse_mac(optarg, tx.mac); break;
 		case 's': src = optarg; break;
 		case 'd': dst = optarg; break;
-		case 'p': tx.dport = num(optarg); break;
+		case 'p': tx.dport = size_arg(optarg); break;
 		case 'g': list = optarg; break;
-		case 'S': seed = num(optarg); break;
+		case 'S': seed = size_arg(optarg); break;
 		case 'M': tx.md5key = optarg; break;
 		case 'R': tx.resume = optarg; break;
-		case 'n': actions = num(optarg); break;
-		case 'P': sport = num(optarg); break;
-		case 'c': percent = num(optarg); break;
+		case 'n': actions = size_arg(optarg); break;
+		case 'P': sport = size_arg(optarg); break;
+		case 'c': percent = size_arg(optarg); break;
 		default: return 2;
 		}
 	}

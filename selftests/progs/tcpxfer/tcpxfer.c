@@ -41,7 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../pattern.h"
+#include "../lib/pattern.h"
+#include "../lib/size.h"
 
 #define __noreturn	__attribute__((noreturn))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
@@ -156,7 +157,8 @@ static const char usage_text[] =
 "			(remove any old PATH before starting)\n"
 "	-h, --help	print this text\n"
 "\n"
-"	BYTES take an optional suffix K, M or G (powers of 1024).\n"
+"	BYTES are decimal, 0x hex or 0 octal, with an optional suffix K, M or G\n"
+"	(powers of 1024).\n"
 "\n"
 "PATTERN\n"
 "	Stream byte i is byte (i % 8), little-endian, of\n"
@@ -219,7 +221,7 @@ static void __noreturn sys_fatal(const char *what, int err)
 	exit(1);
 }
 
-/* ---- pattern: selftests/progs/pattern.h ---- */
+/* ---- pattern: selftests/progs/lib/pattern.h ---- */
 
 /* Hidden --dump OFFSET COUNT: the pattern in hex, 16 bytes a line. */
 static int dump_pattern(const struct opts *o)
@@ -288,25 +290,14 @@ static bool parse_u64(const char *s, uint64_t *val, int base)
 	return true;
 }
 
-/* BYTES: decimal with an optional K, M or G suffix (1024-based). */
-static uint64_t parse_size(const char *s, const char *opt)
+/* BYTES (lib/size.h). */
+static uint64_t bytes_arg(const char *s, const char *opt)
 {
-	uint64_t val, mult = 1;
-	size_t len = strlen(s);
-	char num[32];
+	uint64_t val;
 
-	if (len && strchr("KMG", s[len - 1])) {
-		mult = s[len - 1] == 'K' ? 1ULL << 10 :
-		       s[len - 1] == 'M' ? 1ULL << 20 : 1ULL << 30;
-		len--;
-	}
-	if (len >= sizeof(num))
+	if (parse_size(s, &val))
 		usage_error("bad size '%s' for %s", s, opt);
-	memcpy(num, s, len);
-	num[len] = '\0';
-	if (!parse_u64(num, &val, 10) || val > UINT64_MAX / mult)
-		usage_error("bad size '%s' for %s", s, opt);
-	return val * mult;
+	return val;
 }
 
 static uint64_t parse_seed(const char *s)
@@ -401,10 +392,10 @@ static void parse_one(struct opts *o, int c, char **argv)
 		o->port = optarg;
 		break;
 	case 's':
-		o->send_bytes = parse_size(optarg, "--send");
+		o->send_bytes = bytes_arg(optarg, "--send");
 		break;
 	case 'r':
-		o->recv_bytes = parse_size(optarg, "--recv");
+		o->recv_bytes = bytes_arg(optarg, "--recv");
 		break;
 	case 'S':
 		o->seed = parse_seed(optarg);
@@ -425,13 +416,13 @@ static void parse_one(struct opts *o, int c, char **argv)
 		o->dstopts = true;
 		break;
 	case OPT_URGENT:
-		o->urgent = parse_size(optarg, "--urgent") + 1;
+		o->urgent = bytes_arg(optarg, "--urgent") + 1;
 		break;
 	case OPT_STOP_AT:
 		if (o->nstops == MAX_STOPS)
 			usage_error("--stop-at: at most %d times", MAX_STOPS);
 		prev = o->nstops ? o->stop_at[o->nstops - 1] : 0;
-		o->stop_at[o->nstops] = parse_size(optarg, "--stop-at");
+		o->stop_at[o->nstops] = bytes_arg(optarg, "--stop-at");
 		if (o->stop_at[o->nstops] <= prev)
 			usage_error("--stop-at: %s is not above %" PRIu64,
 				    optarg, prev);
@@ -445,7 +436,7 @@ static void parse_one(struct opts *o, int c, char **argv)
 		break;
 	case OPT_DUMP:
 		o->dump = true;
-		o->dump_off = parse_size(optarg, "--dump");
+		o->dump_off = bytes_arg(optarg, "--dump");
 		break;
 	case 'h':
 		fputs(usage_text, stdout);
@@ -460,7 +451,7 @@ static void check_opts(struct opts *o, int argc, char **argv)
 	if (o->dump) {
 		if (argc - optind != 1)
 			usage_error("--dump needs OFFSET COUNT");
-		o->dump_count = parse_size(argv[optind], "--dump");
+		o->dump_count = bytes_arg(argv[optind], "--dump");
 		return;
 	}
 	if (optind < argc)
