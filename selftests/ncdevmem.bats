@@ -378,14 +378,17 @@ one_write() {
 	srv_start -v 7 --progress
 	during=$(nic_state)
 	[ "$during" != "$before" ]
-	# while the server lives: teardown and setup refused, nothing changed
+	# while the server lives: teardown and a setup of its queue refused,
+	# nothing changed
+	local owner=("$state".owner.*)
+	[ "${#owner[@]}" -eq 1 ]
 	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" teardown dev "$DEVB"
 	echo "$stderr"
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: $DEVB is set up by a running process (state file $state is locked)" ]
-	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 1
+	[ "$stderr" = "Error: $DEVB is set up by a running process (state file ${owner[0]} is locked)" ]
+	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 3
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: $DEVB is already set up by a running process (state file $state is locked)" ]
+	[ "$stderr" = "Error: queue 3 of $DEVB is already set up by a running process (state file ${owner[0]} is locked)" ]
 	[ "$(nic_state)" = "$during" ]
 
 	"$BIN/in-ns" "$NSA" bash -c "yes \"\$(printf '\\1\\2\\3\\4\\5\\6')\" |
@@ -396,25 +399,29 @@ one_write() {
 	wait "$SRV_PID" || rc=$?
 	wait "$sender" || true
 	[ "$rc" -eq 137 ]
-	# nothing was put back; the state file says what to undo
+	# nothing was put back; the state files say what to undo
 	[ "$(nic_state)" = "$during" ]
 	nothing_bound
-	cat "$state"
+	cat "$state" "${owner[0]}"
 	[ "$(cat "$state")" = "libdevmem-nic 1
 device $IFB $DEVB
 header-split off
 rss default
-ntuple off
+ntuple off" ]
+	[ "$(cat "${owner[0]}")" = "libdevmem-nic 1
+device $IFB $DEVB
+queues 3 3
 rule 0 3 $IP4B $PORT any" ]
 
-	# set-up after the kill, without teardown: refused, naming teardown
-	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 1
+	# set-up of its queue after the kill, without teardown: refused,
+	# naming teardown
+	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" setup dev "$DEVB" queues 3
 	[ "$status" -eq 1 ]
-	[ "$stderr" = "Error: $DEVB is already set up (state file $state): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]
+	[ "$stderr" = "Error: queue 3 of $DEVB is already set up (state file ${owner[0]}): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]
 	run --separate-stderr "$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" -v 7
 	echo "$stderr"
 	[ "$status" -eq 1 ]
-	[[ $stderr == *": $DEVB is already set up (state file $state): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
+	[[ $stderr == *": queue 3 of $DEVB is already set up (state file ${owner[0]}): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
 	[ "$(nic_state)" = "$during" ]
 
 	run --separate-stderr in_ns "$NSB" "$BIN/devmemctl" teardown dev "$DEVB"
@@ -422,6 +429,7 @@ rule 0 3 $IP4B $PORT any" ]
 	[ "$status" -eq 0 ]
 	[ -z "$output$stderr" ]
 	[ ! -e "$state" ]
+	[ ! -e "${owner[0]}" ]
 	[ "$(nic_state)" = "$before" ]
 	# and the device can be set up again
 	srv_start -v 7
