@@ -51,8 +51,8 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	run "$REPO/bench/devmem-tx-cpu/run" --help
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == "CPU time of the sending process per GiB"* ]]
-	[[ $output == *"The receiver runs under SCHED_BATCH"* ]]
-	[[ ${lines[-1]} == "and the ratios devmem/send and zerocopy/send are printed." ]]
+	[[ $output == *"  -c CALL     bytes per send call, from a 16 MiB ring (default 64K)"* ]]
+	[ "${lines[-1]}" = "What is measured and why: bench/README.md." ]
 	run env -u DEVMEM_VM "$REPO/bench/devmem-tx-cpu/run" -n 1
 	[ "$status" -eq 2 ]
 	[ "$output" = "devmem-tx-cpu: runs inside the test VM (make bench)" ]
@@ -60,7 +60,8 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	run "$REPO/bench/devmem-rx-cpu" --help
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == "CPU time of the receiving process per GiB"* ]]
-	[[ $output == *"The sender stands in for the remote host"* ]]
+	[[ $output == *"  -T TOKENS   tokens the devmem receiver gathers before it gives them"* ]]
+	[ "${lines[-1]}" = "What is measured and why: bench/README.md." ]
 	run env -u DEVMEM_VM "$REPO/bench/devmem-rx-cpu" -n 1
 	[ "$status" -eq 2 ]
 	[ "$output" = "devmem-rx-cpu: runs inside the test VM (make bench)" ]
