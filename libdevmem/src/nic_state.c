@@ -512,23 +512,30 @@ int nic_op_end(struct devmem_nic *n, struct nic_op *op, int err, int leave)
 int nic_op_busy(const struct devmem_nic *n, const struct nic_op *op,
 		uint32_t first, uint32_t last)
 {
-	const struct nic_claim *c;
+	const struct nic_claim *c, *in = NULL;
+	uint32_t q = 0, at;
 	size_t i;
 
+	/* the lowest of the queues that another owner has */
 	for (i = 0; i < op->nr_claims; i++) {
 		c = &op->claims[i];
 		if (c->first > last || first > c->last)
 			continue;
-		first = first > c->first ? first : c->first;
-		if (c->live)
-			return devmem_fail(-EBUSY,
-					   "queue %u of %s is already set up by a running process (state file %s is locked)",
-					   first, n->name, c->path);
-		return devmem_fail(-EBUSY,
-				   "queue %u of %s is already set up (state file %s): run \"devmemctl teardown dev %s\" if no process is using it",
-				   first, n->name, c->path, n->name);
+		at = first > c->first ? first : c->first;
+		if (!in || at < q) {
+			in = c;
+			q = at;
+		}
 	}
-	return 0;
+	if (!in)
+		return 0;
+	if (in->live)
+		return devmem_fail(-EBUSY,
+				   "queue %u of %s is already set up by a running process (state file %s is locked)",
+				   q, n->name, in->path);
+	return devmem_fail(-EBUSY,
+			   "queue %u of %s is already set up (state file %s): run \"devmemctl teardown dev %s\" if no process is using it",
+			   q, n->name, in->path, n->name);
 }
 
 void nic_state_free(struct devmem_nic *n)

@@ -973,6 +973,18 @@ static int test_state_owners(void)
 	CHECK_EQ(devmem_nic_restore(a), 0);
 	devmem_nic_free(a);
 
+	/* of several queues another owner has, the lowest is named */
+	CHECK_EQ(nic_fake(&a, &fake), T_PASS);
+	CHECK_EQ(devmem_nic_flow_add(a, &f1, 2, NULL), 0);
+	CHECK_EQ(devmem_nic_rss_exclude(a, 0, 0), 0);
+	snprintf(want, sizeof(want),
+		 "queue 0 of lo is already set up by a running process (state file %s is locked)",
+		 a->state_path);
+	CHECK_EQ(devmem_nic_rss_exclude(b, 0, 2), -EBUSY);
+	CHECK(reason_is(want));
+	CHECK_EQ(devmem_nic_restore(a), 0);
+	devmem_nic_free(a);
+
 	/* b, the last, puts back what lo was */
 	CHECK_EQ(devmem_nic_restore(b), 0);
 	CHECK_EQ(files(), 0);
