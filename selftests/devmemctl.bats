@@ -226,7 +226,7 @@ eth_rss() {
 	# queue is its own, and RSS keeps what neither has
 	local owner=("$state".owner.*)
 	[ "${#owner[@]}" -eq 1 ]
-	fails 1 "queue 3 of $DEVB is already set up (state file ${owner[0]}): run \"devmemctl teardown dev $DEVB\" if no process is using it" \
+	fails 1 "queue 2 of $DEVB is already set up (state file ${owner[0]}): run \"devmemctl teardown dev $DEVB\" if no process is using it" \
 		setup dev "$DEVB" queues 1-3
 	[ "$(eth_rss)" = "0 1 " ]
 	ctl setup dev "$DEVB" queues 1

@@ -202,7 +202,7 @@ rule 1 3 $IP6B 5202 $IP6A" ]
 	[ "$(sed -n 3,5p "$STATE.2")" = "$(sed -n 3,5p "$STATE")" ]
 	[ "$(sed -n 6p "$STATE.2")" = "queues 2 2" ]
 	# queue 3 is the first one's, for RSS and for a rule
-	nic setup "$DEVB" 1 3 "$IP4B" 5401 any "$STATE.3"
+	nic setup "$DEVB" 3 3 "$IP4B" 5401 any "$STATE.3"
 	[ "$status" -eq 1 ]
 	[[ $output == "nic-vm: setup: errno=16: queue 3 of $DEVB is already set up (state file $DEVMEM_STATE_DIR/netns-"*".owner."*"): run \"devmemctl teardown dev $DEVB\" if no process is using it" ]]
 	nic rule "$DEVB" 3 "$IP4B" 5401
