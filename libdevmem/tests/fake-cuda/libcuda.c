@@ -182,6 +182,52 @@ int cuMemFreeHost(void *ptr)
 	return CUDA_SUCCESS;
 }
 
+/* Pinned host memory is malloc'ed; its "device" address is itself. */
+int cuMemHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+	(void)flags;
+	return cuMemAllocHost_v2(ptr, size);
+}
+
+int cuMemHostGetDevicePointer_v2(cu_deviceptr *dptr, void *ptr,
+				 unsigned int flags)
+{
+	if (flags || !ptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	*dptr = (cu_deviceptr)(uintptr_t)ptr;
+	return CUDA_SUCCESS;
+}
+
+int cuMemHostRegister_v2(void *ptr, size_t size, unsigned int flags)
+{
+	(void)flags;
+	if (!ptr || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	fake_allocs++;
+	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	return CUDA_SUCCESS;
+}
+
+int cuMemHostUnregister(void *ptr)
+{
+	(void)ptr;
+	fake_allocs--;
+	fake_log("free %llu", (unsigned long long)fake_allocs);
+	return CUDA_SUCCESS;
+}
+
+int cuMemcpyHtoD_v2(cu_deviceptr dst, const void *src, size_t len)
+{
+	memcpy((void *)(uintptr_t)dst, src, len);
+	return CUDA_SUCCESS;
+}
+
+int cuCtxGetDevice(int *dev)
+{
+	*dev = 0;
+	return CUDA_SUCCESS;
+}
+
 int cuMemcpyDtoH_v2(void *dst, cu_deviceptr src, size_t len)
 {
 	memcpy(dst, (const void *)(uintptr_t)src, len);

@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * Messages. isend() writes a header (tag, size) on the control socket and
+ * queues one part of the payload per data socket; irecv() takes a slot of
+ * the unpack ring; test() moves bytes without blocking. A receive is done
+ * when every byte is accounted for: as records for NCCL's device unpack
+ * (fragments in the bound buffer, or 4 KiB pages of the comm's bounce
+ * buffer in copy mode) or, for bytes the kernel copied to host memory,
+ * copied to the destination by the plugin. irecvConsumed() gives the
+ * receive's buffers back once NCCL's kernel has read them.
+ */
+#include "plugin.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define NDM_RECV_CHUNK		(256U << 10)	/* c->scratch */
+#define NDM_TAG_SOCK_BITS	3
+
+static struct ndm_mr *ndm_mrs;	/* under ndm.lock */
+
+ncclResult_t ndm_fail(struct ndm_comm *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->err[0]) {
+		va_start(ap, fmt);
+		vsnprintf(c->err, sizeof(c->err), fmt, ap);
+		va_end(ap);
+		NDM_WARN("comm %#llx: %s", (unsigned long long)c->id, c->err);
+	}
+	return ncclSystemError;
+}
+
+/*
+ * Registration: a CUDA buffer of a send comm is bound for devmem sends
+ * (bind-tx of its dma-buf), once per buffer however many comms register
+ * it. Anything else needs nothing.
+ */
+static void ndm_mr_bind(struct ndm_mr *mr, int fd, uint64_t offset)
+{
+	static bool said;
+	int own_fd = -1, err;
+
+	if (fd < 0) {
+		if (ndm_gpu_export(mr->base, mr->size, &own_fd, &offset)) {
+			if (!said)
+				NDM_INFO(NCCL_NET, "copy mode for sends: the CUDA driver cannot export the buffer as a dma-buf");
+			said = true;
+			return;
+		}
+		fd = own_fd;
+	}
+	err = devmem_binding_new_tx(&mr->tx, ndm.cfg.ifindex, fd);
+	if (own_fd >= 0)
+		close(own_fd);
+	if (err) {
+		mr->tx = NULL;
+		if (!said)
+			NDM_INFO(NCCL_NET, "copy mode for sends: bind-tx: %s",
+				 devmem_last_error());
+		said = true;
+		return;
+	}
+	mr->tx_offset = offset;
+	NDM_INFO(NCCL_NET, "devmem sends from %zu bytes at %p (tx binding %u)",
+		 mr->size, mr->base, devmem_binding_id(mr->tx));
+}
+
+ncclResult_t ndm_reg_mr(void *comm, void *data, size_t size, int type,
+			int fd, uint64_t offset, void **mhandle)
+{
+	struct ndm_comm *c = comm;
+	struct ndm_mr *mr;
+
+	if (!(type & (NCCL_PTR_HOST | NCCL_PTR_CUDA))) {
+		NDM_WARN("regMr: memory of type %d", type);
+		return ncclInvalidArgument;
+	}
+	pthread_mutex_lock(&ndm.lock);
+	for (mr = ndm_mrs; mr; mr = mr->next)
+		if (mr->base == data && mr->size == size && mr->type == type)
+			break;
+	if (!mr) {
+		mr = calloc(1, sizeof(*mr));
+		if (!mr) {
+			pthread_mutex_unlock(&ndm.lock);
+			return ncclSystemError;
+		}
+		mr->base = data;
+		mr->size = size;
+		mr->type = type;
+		mr->next = ndm_mrs;
+		ndm_mrs = mr;
+	}
+	mr->refs++;
+	if (c->kind == NDM_REQ_SEND && (type & NCCL_PTR_CUDA) && !mr->tx &&
+	    ndm.cfg.mode != NDM_MODE_COPY)
+		ndm_mr_bind(mr, fd, offset);
+	pthread_mutex_unlock(&ndm.lock);
+	*mhandle = mr;
+	return ncclSuccess;
+}
+
+ncclResult_t ndm_dereg_mr(void *comm, void *mhandle)
+{
+	struct ndm_mr *mr = mhandle, **p;
+
+	(void)comm;
+	if (!mr)
+		return ncclSuccess;
+	pthread_mutex_lock(&ndm.lock);
+	if (--mr->refs == 0) {
+		for (p = &ndm_mrs; *p; p = &(*p)->next)
+			if (*p == mr) {
+				*p = mr->next;
+				break;
+			}
+		devmem_binding_free(mr->tx);
+		free(mr);
+	}
+	pthread_mutex_unlock(&ndm.lock);
+	return ncclSuccess;
+}
+
+/* @len contiguous bytes of @ring, or false while they are in use. */
+static bool ndm_ring_take(struct ndm_ring *ring, uint64_t len, uint64_t *off,
+			  uint64_t *end)
+{
+	uint64_t cap = ring->mem.size, pos = ring->head % cap, skip = 0;
+
+	len = (len + 4095) & ~4095ULL;
+	if (pos + len > cap)
+		skip = cap - pos;
+	if (ring->head + skip + len - ring->tail > cap)
+		return false;
+	*off = (pos + skip) % cap;
+	ring->head += skip + len;
+	*end = ring->head;
+	return true;
+}
+
+static struct ndm_request *ndm_req_new(struct ndm_comm *c)
+{
+	struct ndm_request *r;
+	struct devmem_frag *frags;
+	uint8_t *socks;
+	size_t max;
+
+	if (c->seq_tail - c->seq_head >= NDM_MAX_REQUESTS)
+		return NULL;
+	r = &c->reqs[c->seq_tail % NDM_MAX_REQUESTS];
+	frags = r->frags;
+	socks = r->frag_sock;
+	max = r->max_frags;
+	memset(r, 0, sizeof(*r));
+	r->frags = frags;
+	r->frag_sock = socks;
+	r->max_frags = max;
+	r->used = true;
+	r->comm = c;
+	r->kind = c->kind;
+	r->seq = c->seq_tail++;
+	r->slot = (unsigned int)(r->seq % NDM_MAX_REQUESTS);
+	return r;
+}
+
+/* Free @r; the oldest requests that are free give back their ring space. */
+static void ndm_req_done(struct ndm_request *r)
+{
+	struct ndm_comm *c = r->comm;
+	struct ndm_request *o;
+
+	r->used = false;
+	while (c->seq_head < c->seq_tail) {
+		o = &c->reqs[c->seq_head % NDM_MAX_REQUESTS];
+		if (o->used)
+			break;
+		if (o->staged)
+			c->stage.tail = o->stage_end;
+		if (o->ring_end)
+			c->ring.tail = o->ring_end;
+		c->seq_head++;
+	}
+}
+
+void ndm_comm_free_requests(struct ndm_comm *c)
+{
+	int i;
+
+	for (i = 0; i < NDM_MAX_REQUESTS; i++) {
+		free(c->reqs[i].frags);
+		free(c->reqs[i].frag_sock);
+		c->reqs[i].frags = NULL;
+		c->reqs[i].frag_sock = NULL;
+	}
+}
+
+/*
+ * Send
+ */
+static ncclResult_t ndm_send_part(struct ndm_comm *c, struct ndm_request *r,
+				  int i)
+{
+	struct ndm_part *p = &r->parts[i];
+	uint64_t left = p->len - p->done;
+	struct devmem_span span;
+	ssize_t n;
+
+	if (r->devmem) {
+		span.offset = r->mr->tx_offset +
+			      (uint64_t)((char *)r->data - (char *)r->mr->base) +
+			      p->off + p->done;
+		span.len = left;
+		n = devmem_send_tagged(c->sender[i], &span, 1,
+				       MSG_DONTWAIT | MSG_NOSIGNAL,
+				       (r->seq << NDM_TAG_SOCK_BITS) | (uint64_t)i);
+		if (n == -EAGAIN)
+			return ncclSuccess;
+		if (n < 0)
+			return ndm_fail(c, "devmem send: %s", devmem_last_error());
+	} else {
+		n = send(c->fds[i], r->src + p->off + p->done, left,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return ncclSuccess;
+		if (n < 0)
+			return ndm_fail(c, "send: %s", strerror(errno));
+	}
+	p->done += (uint64_t)n;
+	return ncclSuccess;
+}
+
+static ncclResult_t ndm_send_reap(struct ndm_comm *c, int i)
+{
+	struct devmem_send_completion done[16];
+	struct ndm_request *r;
+	ssize_t n, k;
+	uint64_t seq;
+
+	if (!c->sender[i])
+		return ncclSuccess;
+	do {
+		n = devmem_sender_reap_tagged(c->sender[i], done, 16, 0);
+		if (n < 0)
+			return ndm_fail(c, "send completions: %s",
+					devmem_last_error());
+		for (k = 0; k < n; k++) {
+			seq = done[k].tag >> NDM_TAG_SOCK_BITS;
+			r = &c->reqs[seq % NDM_MAX_REQUESTS];
+			if (!r->used || r->seq != seq)
+				return ndm_fail(c, "a send completion for no send");
+			r->parts[i].acked += done[k].bytes;
+		}
+	} while (n == 16);
+	return ncclSuccess;
+}
+
+static ncclResult_t ndm_send_progress(struct ndm_comm *c)
+{
+	struct ndm_request *r;
+	uint64_t s;
+	int i;
+
+	if (c->err[0])
+		return ncclSystemError;
+	for (i = 0; i < c->nsocks; i++) {
+		for (s = c->seq_head; s < c->seq_tail; s++) {
+			r = &c->reqs[s % NDM_MAX_REQUESTS];
+			if (!r->used || i >= r->nparts ||
+			    r->parts[i].done == r->parts[i].len)
+				continue;
+			if (ndm_send_part(c, r, i))
+				return ncclSystemError;
+			if (r->parts[i].done < r->parts[i].len)
+				break;	/* the socket is full */
+		}
+		if (ndm_send_reap(c, i))
+			return ncclSystemError;
+	}
+	return ncclSuccess;
+}
+
+static bool ndm_send_complete(const struct ndm_request *r)
+{
+	int i;
+
+	for (i = 0; i < r->nparts; i++)
+		if (r->parts[i].done < r->parts[i].len ||
+		    (r->devmem && r->parts[i].acked < r->parts[i].len))
+			return false;
+	return true;
+}
+
+/* Whether @r can go from device memory: the comm's senders use one tx
+ * binding, the first one it sends from.
+ */
+static ncclResult_t ndm_send_devmem(struct ndm_comm *c, struct ndm_request *r)
+{
+	int i;
+
+	if (!r->mr || !r->mr->tx || !r->size)
+		return ncclSuccess;
+	if (c->send_tx && c->send_tx != r->mr->tx)
+		return ncclSuccess;
+	if (!c->send_tx) {
+		for (i = 0; i < c->nsocks; i++)
+			if (devmem_sender_new(&c->sender[i], c->fds[i],
+					      r->mr->tx))
+				return ndm_fail(c, "devmem sender: %s",
+						devmem_last_error());
+		c->send_tx = r->mr->tx;
+	}
+	r->devmem = true;
+	return ncclSuccess;
+}
+
+ncclResult_t ndm_isend(void *send_comm, void *data, size_t size, int tag,
+		       void *mhandle, void **request)
+{
+	struct ndm_comm *c = send_comm;
+	struct ndm_msg_hdr hdr = { .magic = NDM_MAGIC, .tag = tag, .size = size };
+	struct ndm_request *r;
+
+	*request = NULL;
+	if (c->err[0])
+		return ncclSystemError;
+	if (size > NCCL_UNPACK_MAX_SLICE_SIZE) {
+		NDM_WARN("isend of %zu bytes: one message is at most %u (a receive is one unpack slot)",
+			 size, NCCL_UNPACK_MAX_SLICE_SIZE);
+		return ncclInvalidUsage;
+	}
+	r = ndm_req_new(c);
+	if (!r)
+		return ndm_send_progress(c);	/* NCCL asks again */
+	r->mr = mhandle;
+	r->data = data;
+	r->size = size;
+	r->tag = tag;
+	r->src = data;
+	if (ndm_send_devmem(c, r))
+		return ncclSystemError;
+	if (!r->devmem && size && r->mr && (r->mr->type & NCCL_PTR_CUDA)) {
+		if (!c->stage.mem.host &&
+		    ndm_mapped_alloc(&c->stage.mem, ndm.cfg.copy_buffer))
+			return ndm_fail(c, "no staging memory for sends");
+		if (!ndm_ring_take(&c->stage, size, &r->stage_off,
+				   &r->stage_end)) {
+			/* Not yet: give the request back, NCCL asks again. */
+			r->used = false;
+			c->seq_tail--;
+			return ndm_send_progress(c);
+		}
+		r->staged = true;
+		r->src = (char *)c->stage.mem.host + r->stage_off;
+		if (ndm_copy_from((char *)r->src, data, NCCL_PTR_CUDA, size))
+			return ndm_fail(c, "staging a send failed");
+	}
+	if (send(c->ctl, &hdr, sizeof(hdr), MSG_NOSIGNAL) != sizeof(hdr))
+		return ndm_fail(c, "control socket: %s", strerror(errno));
+	ndm_split(r, size, c->nsocks);
+	*request = r;
+	return ndm_send_progress(c);
+}
+
+/*
+ * Receive
+ */
+static void ndm_publish(struct ndm_comm *c, struct ndm_request *r)
+{
+	/* Records first, then the count NCCL's kernel polls. */
+	__atomic_store_n(&c->meta->cnt[r->slot], (uint64_t)r->records,
+			 __ATOMIC_RELEASE);
+	__sync_synchronize();
+}
+
+static ncclResult_t ndm_record(struct ndm_comm *c, struct ndm_request *r,
+			       uint64_t src_off, uint32_t len, uint64_t dst_off)
+{
+	struct nccl_unpack_record *rec;
+
+	if (r->records == NCCL_UNPACK_MAX_RECORDS)
+		return ndm_fail(c, "a receive of %llu bytes came in more than %u fragments, NCCL's unpack limit: raise the MTU or the rx page size, or lower NCCL_P2P_NET_CHUNKSIZE",
+				(unsigned long long)r->msg_size,
+				NCCL_UNPACK_MAX_RECORDS);
+	rec = &c->meta->mem[r->slot][r->records++];
+	rec->src_off = (uint32_t)src_off;
+	rec->len = len;
+	rec->dst_off = dst_off;
+	return ncclSuccess;
+}
+
+static ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
+				  const struct devmem_frag *f, int sock)
+{
+	size_t max;
+	void *p, *q;
+
+	if (r->nr_frags == r->max_frags) {
+		max = r->max_frags ? r->max_frags * 2 : 64;
+		p = realloc(r->frags, max * sizeof(*r->frags));
+		if (p)
+			r->frags = p;
+		q = realloc(r->frag_sock, max);
+		if (q)
+			r->frag_sock = q;
+		if (!p || !q)
+			return ndm_fail(c, "out of memory");
+		r->max_frags = max;
+	}
+	r->frags[r->nr_frags] = *f;
+	r->frag_sock[r->nr_frags++] = (uint8_t)sock;
+	return ncclSuccess;
+}
+
+static ncclResult_t ndm_recv_devmem(struct ndm_comm *c, struct ndm_request *r,
+				    int i, bool *more)
+{
+	struct ndm_part *p = &r->parts[i];
+	struct devmem_rx_result res = { .size = sizeof(res) };
+	uint64_t left = p->len - p->done, dst;
+	const struct devmem_seg *seg;
+	size_t k;
+	ssize_t n;
+	int type = r->mr ? r->mr->type : NCCL_PTR_HOST;
+
+	n = devmem_recv(c->rx[i], c->fds[i], c->scratch,
+			left < NDM_RECV_CHUNK ? left : NDM_RECV_CHUNK,
+			MSG_DONTWAIT, &res);
+	if (n == -EAGAIN || n == -EINTR)
+		return ncclSuccess;
+	if (n < 0)
+		return ndm_fail(c, "devmem receive: %s", devmem_last_error());
+	if (n == 0)
+		return ndm_fail(c, "the peer closed data socket %d", i);
+	if ((res.flags & DEVMEM_RX_PLAIN) && !c->warned_plain) {
+		c->warned_plain = true;
+		NDM_INFO(NCCL_NET, "comm %#llx: data socket %d arrives in host memory, not through the bound queues: the plugin copies it",
+			 (unsigned long long)c->id, i);
+	}
+	for (k = 0; k < res.nr_segs; k++) {
+		seg = &res.segs[k];
+		dst = p->off + p->done;
+		if (seg->type == DEVMEM_SEG_HOST) {
+			if (ndm_copy_to((char *)r->data + dst, type, seg->host,
+					seg->len))
+				return ndm_fail(c, "copying received bytes failed");
+		} else {
+			if (seg->frag.dmabuf_id !=
+			    devmem_binding_id(ndm.rx.binding))
+				return ndm_fail(c, "a fragment of binding %u, not %u",
+						seg->frag.dmabuf_id,
+						devmem_binding_id(ndm.rx.binding));
+			if (ndm_keep_frag(c, r, &seg->frag, i) ||
+			    ndm_record(c, r, seg->frag.offset, seg->len, dst))
+				return ncclSystemError;
+		}
+		p->done += seg->len;
+	}
+	*more = true;
+	return ncclSuccess;
+}
+
+static ncclResult_t ndm_recv_copy(struct ndm_comm *c, struct ndm_request *r,
+				  int i, bool *more)
+{
+	struct ndm_part *p = &r->parts[i];
+	ssize_t n;
+
+	n = recv(c->fds[i], (char *)c->ring.mem.host + r->ring_off + p->off +
+		 p->done, p->len - p->done, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return ncclSuccess;
+	if (n < 0)
+		return ndm_fail(c, "receive: %s", strerror(errno));
+	if (n == 0)
+		return ndm_fail(c, "the peer closed data socket %d", i);
+	p->done += (uint64_t)n;
+	*more = true;
+	return ncclSuccess;
+}
+
+/* The next header, for the oldest request without one: 1 when read. */
+static int ndm_recv_header(struct ndm_comm *c, struct ndm_request *r)
+{
+	ssize_t n;
+
+	while (c->hdr_got < sizeof(c->hdr)) {
+		n = recv(c->ctl, (char *)&c->hdr + c->hdr_got,
+			 sizeof(c->hdr) - c->hdr_got, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n <= 0) {
+			ndm_fail(c, "control socket: %s",
+				 n ? strerror(errno) : "the peer closed it");
+			return -1;
+		}
+		c->hdr_got += (size_t)n;
+	}
+	if (c->hdr.magic != NDM_MAGIC) {
+		ndm_fail(c, "control socket: not a message header");
+		return -1;
+	}
+	if (c->hdr.tag != r->tag) {
+		ndm_fail(c, "a message of tag %d for a receive of tag %d",
+			 c->hdr.tag, r->tag);
+		return -1;
+	}
+	if (c->hdr.size > r->size) {
+		ndm_fail(c, "a message of %llu bytes for a receive of %llu",
+			 (unsigned long long)c->hdr.size,
+			 (unsigned long long)r->size);
+		return -1;
+	}
+	if (!c->devmem && !ndm_ring_take(&c->ring, c->hdr.size, &r->ring_off,
+					 &r->ring_end))
+		return 0;	/* until older receives are consumed */
+	r->msg_size = c->hdr.size;
+	ndm_split(r, r->msg_size, c->nsocks);
+	r->hdr_done = true;
+	c->hdr_got = 0;
+	return 1;
+}
+
+static ncclResult_t ndm_recv_finish(struct ndm_comm *c, struct ndm_request *r)
+{
+	uint64_t off;
+	int i;
+
+	for (i = 0; i < r->nparts; i++)
+		if (r->parts[i].done < r->parts[i].len)
+			return ncclSuccess;
+	if (!c->devmem)
+		for (off = 0; off < r->msg_size; off += NCCL_UNPACK_PAGE_SIZE)
+			if (ndm_record(c, r, r->ring_off + off,
+				       (uint32_t)(r->msg_size - off <
+						  NCCL_UNPACK_PAGE_SIZE ?
+						  r->msg_size - off :
+						  NCCL_UNPACK_PAGE_SIZE),
+				       off))
+				return ncclSystemError;
+	ndm_publish(c, r);
+	r->complete = true;
+	return ncclSuccess;
+}
+
+static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
+{
+	struct ndm_request *r;
+	bool more;
+	uint64_t s;
+	int i, got;
+
+	if (c->err[0])
+		return ncclSystemError;
+	for (s = c->seq_head; s < c->seq_tail; s++) {
+		r = &c->reqs[s % NDM_MAX_REQUESTS];
+		if (r->hdr_done)
+			continue;
+		got = ndm_recv_header(c, r);
+		if (got < 0)
+			return ncclSystemError;
+		if (!got)
+			break;
+	}
+	for (i = 0; i < c->nsocks; i++) {
+		for (s = c->seq_head; s < c->seq_tail; s++) {
+			r = &c->reqs[s % NDM_MAX_REQUESTS];
+			if (!r->hdr_done)
+				break;
+			if (r->complete || i >= r->nparts ||
+			    r->parts[i].done == r->parts[i].len)
+				continue;
+			do {
+				more = false;
+				if ((c->devmem ? ndm_recv_devmem :
+				     ndm_recv_copy)(c, r, i, &more))
+					return ncclSystemError;
+			} while (more && r->parts[i].done < r->parts[i].len);
+			if (r->parts[i].done < r->parts[i].len)
+				break;	/* nothing more on this socket */
+		}
+	}
+	for (s = c->seq_head; s < c->seq_tail; s++) {
+		r = &c->reqs[s % NDM_MAX_REQUESTS];
+		if (r->hdr_done && !r->complete && ndm_recv_finish(c, r))
+			return ncclSystemError;
+	}
+	return ncclSuccess;
+}
+
+ncclResult_t ndm_irecv(void *recv_comm, int n, void **data,
+		       const size_t *sizes, const int *tags, void **mhandles,
+		       void **request)
+{
+	struct ndm_comm *c = recv_comm;
+	struct ndm_request *r;
+
+	*request = NULL;
+	if (c->err[0])
+		return ncclSystemError;
+	if (n != 1) {
+		NDM_WARN("irecv: %d receives in one call (the plugin takes 1)", n);
+		return ncclInvalidArgument;
+	}
+	if (sizes[0] > NCCL_UNPACK_MAX_SLICE_SIZE) {
+		NDM_WARN("irecv of %zu bytes: one receive is at most %u (NCCL's unpack slot)",
+			 sizes[0], NCCL_UNPACK_MAX_SLICE_SIZE);
+		return ncclInvalidUsage;
+	}
+	r = ndm_req_new(c);
+	if (!r)
+		return ndm_recv_progress(c);	/* NCCL asks again */
+	r->data = data[0];
+	r->size = sizes[0];
+	r->tag = tags[0];
+	r->mr = mhandles ? mhandles[0] : NULL;
+	*request = r;
+	return ndm_recv_progress(c);
+}
+
+ncclResult_t ndm_test(void *request, int *done, int *sizes)
+{
+	struct ndm_request *r = request;
+	struct ndm_comm *c = r->comm;
+
+	*done = 0;
+	if (r->kind == NDM_REQ_SEND) {
+		if (ndm_send_progress(c))
+			return ncclSystemError;
+		if (!ndm_send_complete(r))
+			return ncclSuccess;
+		if (sizes)
+			sizes[0] = (int)r->size;
+		*done = 1;
+		ndm_req_done(r);
+		return ncclSuccess;
+	}
+	if (!r->complete && ndm_recv_progress(c))
+		return ncclSystemError;
+	if (!r->complete)
+		return ncclSuccess;
+	if (sizes)
+		sizes[0] = (int)r->msg_size;
+	*done = 1;
+	return ncclSuccess;
+}
+
+ncclResult_t ndm_consumed(void *recv_comm, int n, void *request)
+{
+	struct ndm_comm *c = recv_comm;
+	struct ndm_request *r = request;
+	size_t k;
+	int err;
+
+	if (n != 1 || !r || r->comm != c || !r->used || !r->complete ||
+	    r->seq != c->seq_head) {
+		NDM_WARN("irecvConsumed: not the oldest finished receive of this comm");
+		return ncclInternalError;
+	}
+	for (k = 0; k < r->nr_frags; k++) {
+		err = devmem_recycler_add(c->rc[r->frag_sock[k]],
+					  r->frags[k].token);
+		if (err && err != -ENOMEM)
+			return ndm_fail(c, "giving buffers back: %s",
+					devmem_last_error());
+	}
+	r->nr_frags = 0;
+	ndm_req_done(r);
+	return ncclSuccess;
+}
