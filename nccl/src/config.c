@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NDM_DEFAULT_BUFFER	(64ULL << 20)
 #define NDM_DEFAULT_COPY	(8ULL << 20)
@@ -29,6 +30,7 @@ static const struct {
 	{ "NCCL_DEVMEM_COPY_BUFFER_SIZE", "bytes of each comm's staging memory in copy mode, 8M to 4G (default 8M)" },
 	{ "NCCL_DEVMEM_NSOCKS", "data sockets per comm, 1 to 8 (default 2)" },
 	{ "NCCL_DEVMEM_GPU", "CUDA device of the bound buffer (default: the caller's current one)" },
+	{ "NCCL_DEVMEM_TRACE", "set: a line per finished and per consumed receive" },
 };
 
 void ndm_config_help(void)
@@ -232,6 +234,63 @@ static void ndm_device_facts(const struct ndm_config *c)
 	ndm.speed = speed > 0 ? speed : 10000;
 }
 
+/*
+ * What NCCL may do over this plugin: its kernels run the device unpack in
+ * the Simple protocol only (a step of LL or LL128 would wait for bytes
+ * left in the bounce buffer), and with NCCL 2.28 Tree steps through an
+ * unpack device read the wrong records (measured: wrong sums from the
+ * second collective on), so NCCL_PROTO and NCCL_ALGO must allow nothing
+ * else. Unset, they are set here (NCCL reads them after the plugin's
+ * init); set, they must say Simple (Ring), or exclude the others with ^.
+ */
+static ncclResult_t ndm_nccl_env(const char *var, const char *only,
+				 const char *const *others, int nothers)
+{
+	const char *v = getenv(var);
+	char list[128], why[160], *tok, *save;
+	int i, excluded = 0;
+	bool only_seen = false, other_seen = false;
+
+	if (!v) {
+		setenv(var, only, 0);
+		NDM_INFO(NCCL_INIT, "%s=%s: NCCL's device unpack works with nothing else",
+			 var, only);
+		return ncclSuccess;
+	}
+	snprintf(list, sizeof(list), "%s", v[0] == '^' ? v + 1 : v);
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcasecmp(tok, only))
+			only_seen = true;
+		else
+			other_seen = true;
+		for (i = 0; i < nothers; i++)
+			if (!strcasecmp(tok, others[i]))
+				excluded++;
+	}
+	if (v[0] == '^' ? !only_seen && excluded == nothers :
+	    only_seen && !other_seen)
+		return ncclSuccess;
+	snprintf(why, sizeof(why), "NCCL's device unpack needs %s alone (unset it, or set %s or ^%s",
+		 only, only, others[0]);
+	for (i = 1; i < nothers; i++)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), ",%s",
+			 others[i]);
+	snprintf(why + strlen(why), sizeof(why) - strlen(why), ")");
+	return ndm_bad(var, v, why);
+}
+
+static ncclResult_t ndm_nccl_limits(void)
+{
+	static const char *const protos[] = { "LL", "LL128" };
+	static const char *const algos[] = { "Tree" };
+
+	if (ndm_nccl_env("NCCL_PROTO", "Simple", protos, 2) ||
+	    ndm_nccl_env("NCCL_ALGO", "Ring", algos, 1))
+		return ncclInvalidArgument;
+	return ncclSuccess;
+}
+
 ncclResult_t ndm_configure(void)
 {
 	static const char *const modes[] = { "auto", "devmem", "copy" };
@@ -279,6 +338,8 @@ ncclResult_t ndm_configure(void)
 			return ncclInvalidArgument;
 		c.gpu = (int)n;
 	}
+	if (ndm_nccl_limits())
+		return ncclInvalidArgument;
 	if (ndm_find_device(&c))
 		return ncclSystemError;
 	ndm_device_facts(&c);

@@ -546,6 +546,11 @@ static ncclResult_t ndm_recv_finish(struct ndm_comm *c, struct ndm_request *r)
 				return ncclSystemError;
 	ndm_publish(c, r);
 	r->complete = true;
+	if (getenv("NCCL_DEVMEM_TRACE"))
+		NDM_INFO(NCCL_NET, "comm %#llx: receive %llu (slot %u, tag %d) done: %llu bytes in %u records; NCCL's head %llu",
+			 (unsigned long long)c->id, (unsigned long long)r->seq,
+			 r->slot, r->tag, (unsigned long long)r->msg_size,
+			 r->records, (unsigned long long)c->uh->head);
 	return ncclSuccess;
 }
 
@@ -671,6 +676,10 @@ ncclResult_t ndm_consumed(void *recv_comm, int n, void *request)
 					devmem_last_error());
 	}
 	r->nr_frags = 0;
+	if (getenv("NCCL_DEVMEM_TRACE"))
+		NDM_INFO(NCCL_NET, "comm %#llx: receive %llu consumed; NCCL's head %llu",
+			 (unsigned long long)c->id, (unsigned long long)r->seq,
+			 (unsigned long long)c->uh->head);
 	ndm_req_done(r);
 	return ncclSuccess;
 }
