@@ -35,14 +35,14 @@ def main():
     dev = torch.device("cuda")
     failed = 0
 
-    def check(name, nbytes, got, want, secs):
+    def check(name, nbytes, got, want, secs, reporter=0):
         nonlocal failed
         ok = torch.equal(got, want)
         if not ok:
             failed += 1
             bad = (got != want).nonzero()
             print(f"rank {rank}: {name} {nbytes}: FAIL at {bad[:4].tolist()}", flush=True)
-        elif rank == 0:
+        elif rank == reporter:
             gbps = nbytes / secs / 1e9 if secs > 0 else 0.0
             print(f"{name:15s} {nbytes:>11d} B  ok  {secs * 1e3:9.2f} ms  {gbps:7.2f} GB/s", flush=True)
 
@@ -92,7 +92,7 @@ def main():
                 torch.cuda.synchronize()
                 secs = time.perf_counter() - t
                 if rank == 1:
-                    check("send_recv", nbytes, buf, (base + 7 + it).to(torch.float32), secs)
+                    check("send_recv", nbytes, buf, (base + 7 + it).to(torch.float32), secs, 1)
 
     dist.barrier()
     dist.destroy_process_group()

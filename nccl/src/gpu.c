@@ -17,6 +17,7 @@
 #define NDM_HOSTREGISTER_PORTABLE	0x01
 #define NDM_HOSTREGISTER_DEVICEMAP	0x02
 #define NDM_HANDLE_TYPE_DMA_BUF_FD	1
+#define NDM_STREAM_NON_BLOCKING		0x1
 
 ncclResult_t ndm_gpu_check(int res, const char *what)
 {
@@ -57,8 +58,11 @@ ncclResult_t ndm_gpu_load(void)
 	NDM_SYM(host_get_device_pointer, "cuMemHostGetDevicePointer_v2");
 	NDM_SYM(host_register, "cuMemHostRegister_v2");
 	NDM_SYM(host_unregister, "cuMemHostUnregister");
-	NDM_SYM(memcpy_htod, "cuMemcpyHtoD_v2");
-	NDM_SYM(memcpy_dtoh, "cuMemcpyDtoH_v2");
+	NDM_SYM(stream_create, "cuStreamCreate");
+	NDM_SYM(stream_destroy, "cuStreamDestroy_v2");
+	NDM_SYM(stream_synchronize, "cuStreamSynchronize");
+	NDM_SYM(memcpy_htod_async, "cuMemcpyHtoDAsync_v2");
+	NDM_SYM(memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2");
 	NDM_SYM(get_error_name, "cuGetErrorName");
 	/* CUDA 11.7 and later; without it, sends are staged (copy mode). */
 	*(void **)&g->get_handle = dlsym(g->lib,
@@ -83,6 +87,8 @@ void ndm_gpu_unload(void)
 {
 	if (!ndm.gpu_loaded)
 		return;
+	if (ndm.gpu.stream)
+		ndm.gpu.stream_destroy(ndm.gpu.stream);
 	dlclose(ndm.gpu.lib);
 	memset(&ndm.gpu, 0, sizeof(ndm.gpu));
 	ndm.gpu_loaded = false;
@@ -158,24 +164,58 @@ ncclResult_t ndm_gpu_export(void *ptr, size_t size, int *fd, uint64_t *offset)
 	return ncclSuccess;
 }
 
+/*
+ * Copies go on a stream of their own that does not synchronize with the
+ * default stream: a plain cuMemcpy (the legacy default stream) would wait
+ * for NCCL's kernel, which waits for this very copy's data.
+ */
+static ncclResult_t ndm_copy_stream(void **stream)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	ncclResult_t res = ncclSuccess;
+
+	pthread_mutex_lock(&lock);
+	if (!ndm.gpu.stream)
+		res = ndm_gpu_check(ndm.gpu.stream_create(&ndm.gpu.stream,
+							  NDM_STREAM_NON_BLOCKING),
+				    "cuStreamCreate");
+	*stream = ndm.gpu.stream;
+	pthread_mutex_unlock(&lock);
+	return res;
+}
+
 ncclResult_t ndm_copy_to(void *dst, int type, const void *src, size_t len)
 {
+	void *stream;
+
 	if (!len)
 		return ncclSuccess;
-	if (type & NCCL_PTR_CUDA)
-		return ndm_gpu_check(ndm.gpu.memcpy_htod((uintptr_t)dst, src, len),
-				     "cuMemcpyHtoD");
-	memcpy(dst, src, len);
-	return ncclSuccess;
+	if (!(type & NCCL_PTR_CUDA)) {
+		memcpy(dst, src, len);
+		return ncclSuccess;
+	}
+	if (ndm_copy_stream(&stream) ||
+	    ndm_gpu_check(ndm.gpu.memcpy_htod_async((uintptr_t)dst, src, len,
+						     stream), "cuMemcpyHtoDAsync"))
+		return ncclUnhandledCudaError;
+	return ndm_gpu_check(ndm.gpu.stream_synchronize(stream),
+			     "cuStreamSynchronize");
 }
 
 ncclResult_t ndm_copy_from(void *dst, const void *src, int type, size_t len)
 {
+	void *stream;
+
 	if (!len)
 		return ncclSuccess;
-	if (type & NCCL_PTR_CUDA)
-		return ndm_gpu_check(ndm.gpu.memcpy_dtoh(dst, (uintptr_t)src, len),
-				     "cuMemcpyDtoH");
-	memcpy(dst, src, len);
-	return ncclSuccess;
+	if (!(type & NCCL_PTR_CUDA)) {
+		memcpy(dst, src, len);
+		return ncclSuccess;
+	}
+	if (ndm_copy_stream(&stream) ||
+	    ndm_gpu_check(ndm.gpu.memcpy_dtoh_async(dst, (uintptr_t)src, len,
+						     stream), "cuMemcpyDtoHAsync"))
+		return ncclUnhandledCudaError;
+	return ndm_gpu_check(ndm.gpu.stream_synchronize(stream),
+			     "cuStreamSynchronize");
 }

@@ -70,11 +70,18 @@ struct ndm_gpu {
 				       unsigned int flags);
 	int (*host_register)(void *p, size_t size, unsigned int flags);
 	int (*host_unregister)(void *p);
-	int (*memcpy_htod)(unsigned long long d, const void *s, size_t len);
-	int (*memcpy_dtoh)(void *d, unsigned long long s, size_t len);
+	int (*stream_create)(void **stream, unsigned int flags);
+	int (*stream_destroy)(void *stream);
+	int (*stream_synchronize)(void *stream);
+	int (*memcpy_htod_async)(unsigned long long d, const void *s,
+				 size_t len, void *stream);
+	int (*memcpy_dtoh_async)(void *d, unsigned long long s, size_t len,
+				 void *stream);
 	int (*get_handle)(void *handle, unsigned long long ptr, size_t size,
 			  int type, unsigned long long flags);
 	int (*get_error_name)(int res, const char **name);
+	void *stream;		/* non-blocking: NCCL's kernels never wait
+				 * for it, nor it for them */
 };
 
 /* Pinned host memory that the GPU reaches at @dev. */

@@ -222,6 +222,40 @@ int cuMemcpyHtoD_v2(cu_deviceptr dst, const void *src, size_t len)
 	return CUDA_SUCCESS;
 }
 
+int cuMemcpyDtoH_v2(void *dst, cu_deviceptr src, size_t len);
+
+int cuStreamCreate(void **stream, unsigned int flags)
+{
+	(void)flags;
+	*stream = malloc(1);
+	if (!*stream)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	fake_allocs++;
+	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	return CUDA_SUCCESS;
+}
+
+int cuStreamDestroy_v2(void *stream)
+{
+	fake_allocs--;
+	fake_log("free %llu", (unsigned long long)fake_allocs);
+	free(stream);
+	return CUDA_SUCCESS;
+}
+
+int cuMemcpyHtoDAsync_v2(cu_deviceptr dst, const void *src, size_t len,
+			 void *stream)
+{
+	(void)stream;
+	return cuMemcpyHtoD_v2(dst, src, len);
+}
+
+int cuMemcpyDtoHAsync_v2(void *dst, cu_deviceptr src, size_t len, void *stream)
+{
+	(void)stream;
+	return cuMemcpyDtoH_v2(dst, src, len);
+}
+
 int cuCtxGetDevice(int *dev)
 {
 	*dev = 0;
