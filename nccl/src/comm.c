@@ -116,6 +116,8 @@ ncclResult_t ndm_listen(int dev, void *handle, void **listen_comm)
 	l->ctl = -1;
 	for (i = 0; i < NDM_MAX_SOCKS; i++)
 		l->fds[i] = -1;
+	for (i = 0; i < NDM_MAX_PENDING; i++)
+		l->pend[i].fd = -1;
 	l->ctl_lfd = ndm_listen_socket(&l->handle.ctl);
 	l->data_lfd = ndm_listen_socket(&l->handle.data);
 	if (l->ctl_lfd < 0 || l->data_lfd < 0) {
@@ -189,13 +191,11 @@ ncclResult_t ndm_connect(int dev, void *handle, void **send_comm)
 	if (c->ctl < 0 || connect(c->ctl, &h.ctl.sa, ndm_addr_len(&h.ctl)))
 		goto err;
 	for (i = 0; i < c->nsocks; i++) {
-		local = ndm.addr;
 		len = sizeof(local);
 		c->fds[i] = ndm_socket();
 		if (c->fds[i] < 0 ||
-		    bind(c->fds[i], &local.sa, ndm_addr_len(&local)) ||
-		    getsockname(c->fds[i], &local.sa, &len) ||
-		    connect(c->fds[i], &h.data.sa, ndm_addr_len(&h.data)))
+		    connect(c->fds[i], &h.data.sa, ndm_addr_len(&h.data)) ||
+		    getsockname(c->fds[i], &local.sa, &len))
 			goto err;
 		hello.ports[i] = ndm_addr_port(&local);
 	}
@@ -211,10 +211,20 @@ err:
 	return ncclSystemError;
 }
 
+static void ndm_pending_drop(struct ndm_pending *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+}
+
 static void ndm_accept_reset(struct ndm_listen *l)
 {
 	int i;
 
+	for (i = 0; i < NDM_MAX_PENDING; i++)
+		ndm_pending_drop(&l->pend[i]);
 	if (l->ctl >= 0)
 		close(l->ctl);
 	l->ctl = -1;
@@ -223,38 +233,79 @@ static void ndm_accept_reset(struct ndm_listen *l)
 			close(l->fds[i]);
 		l->fds[i] = -1;
 	}
-	l->hello_got = 0;
 	l->nsocks_got = 0;
 }
 
-/* Take what has arrived of the hello; 1 when it is whole and good. */
-static int ndm_accept_hello(struct ndm_listen *l)
+/* Read what has come of @p's hello: 1 whole and good, 0 not yet, -1 bad. */
+static int ndm_pending_read(struct ndm_listen *l, struct ndm_pending *p)
 {
-	socklen_t len = sizeof(l->peer);
 	ssize_t n;
 
-	if (l->ctl < 0) {
-		l->ctl = accept4(l->ctl_lfd, &l->peer.sa, &len, SOCK_CLOEXEC);
-		if (l->ctl < 0)
-			return 0;
-	}
-	while (l->hello_got < sizeof(l->hello)) {
-		n = recv(l->ctl, (char *)&l->hello + l->hello_got,
-			 sizeof(l->hello) - l->hello_got, MSG_DONTWAIT);
+	while (p->got < sizeof(p->hello)) {
+		n = recv(p->fd, (char *)&p->hello + p->got,
+			 sizeof(p->hello) - p->got, MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
 		if (n <= 0)
-			goto bad;
-		l->hello_got += (size_t)n;
+			return -1;
+		p->got += (size_t)n;
 	}
-	if (l->hello.magic != NDM_MAGIC || l->hello.id != l->id ||
-	    l->hello.nsocks != l->handle.nsocks)
-		goto bad;
+	if (p->hello.magic != NDM_MAGIC || p->hello.id != l->id ||
+	    p->hello.nsocks != l->handle.nsocks)
+		return -1;
 	return 1;
+}
 
-bad:
-	NDM_WARN("accept: a control connection without this comm's hello: closed");
-	ndm_accept_reset(l);
+/*
+ * Accept control connections and read their hellos, several at once: a
+ * connection that says nothing does not hold up the peer's. 1 when one
+ * said this comm's hello (it becomes l->ctl, the others are closed).
+ */
+static int ndm_accept_hello(struct ndm_listen *l)
+{
+	struct ndm_pending *p;
+	socklen_t len;
+	int i, fd, oldest = 0;
+	union ndm_addr peer;
+
+	if (l->ctl >= 0)
+		return 1;
+	for (;;) {
+		len = sizeof(peer);
+		fd = accept4(l->ctl_lfd, &peer.sa, &len, SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		for (i = 0; i < NDM_MAX_PENDING && l->pend[i].fd >= 0; i++)
+			;
+		if (i == NDM_MAX_PENDING) {
+			NDM_WARN("accept: %d control connections without a hello: the oldest closed",
+				 NDM_MAX_PENDING);
+			i = oldest++ % NDM_MAX_PENDING;
+			ndm_pending_drop(&l->pend[i]);
+		}
+		l->pend[i].fd = fd;
+		l->pend[i].peer = peer;
+	}
+	for (i = 0; i < NDM_MAX_PENDING; i++) {
+		p = &l->pend[i];
+		if (p->fd < 0)
+			continue;
+		switch (ndm_pending_read(l, p)) {
+		case 0:
+			continue;
+		case -1:
+			NDM_WARN("accept: a control connection without this comm's hello: closed");
+			ndm_pending_drop(p);
+			continue;
+		}
+		l->ctl = p->fd;
+		l->hello = p->hello;
+		l->peer = p->peer;
+		p->fd = -1;
+		for (i = 0; i < NDM_MAX_PENDING; i++)
+			ndm_pending_drop(&l->pend[i]);
+		return 1;
+	}
 	return 0;
 }
 
@@ -305,7 +356,6 @@ static ncclResult_t ndm_recv_comm_new(struct ndm_listen *l,
 	l->ctl = -1;
 	for (i = 0; i < NDM_MAX_SOCKS; i++)
 		l->fds[i] = -1;
-	l->hello_got = 0;
 	l->nsocks_got = 0;
 	/* NCCL closes the listen comm once it has accepted: the rule
 	 * that steers the data port goes with the connection.
@@ -397,9 +447,9 @@ ncclResult_t ndm_close_listen(void *listen_comm)
 	if (!l)
 		return ncclSuccess;
 	ndm_accept_reset(l);
-	if (l->ctl_lfd > 0)
+	if (l->ctl_lfd >= 0)
 		close(l->ctl_lfd);
-	if (l->data_lfd > 0)
+	if (l->data_lfd >= 0)
 		close(l->data_lfd);
 	if (l->steered)
 		ndm_unsteer(l->rule_loc);

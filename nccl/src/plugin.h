@@ -29,6 +29,8 @@
 
 #define NDM_EXPORT		__attribute__((visibility("default")))
 #define NDM_MAX_SOCKS		8
+/* Control connections that have not said who they are, per listen. */
+#define NDM_MAX_PENDING		8
 /* The most requests of one comm in flight: the unpack ring's depth. */
 #define NDM_MAX_REQUESTS	NCCL_UNPACK_QUEUE_DEPTH
 
@@ -277,9 +279,15 @@ struct ndm_listen {
 	bool steered;
 	uint32_t rule_loc;
 	uint32_t queue;
-	/* the connection being accepted */
+	/* control connections whose hello has not all come */
+	struct ndm_pending {
+		int fd;
+		size_t got;
+		struct ndm_hello hello;
+		union ndm_addr peer;
+	} pend[NDM_MAX_PENDING];
+	/* the connection being accepted: its hello came */
 	int ctl;
-	size_t hello_got;
 	struct ndm_hello hello;
 	union ndm_addr peer;
 	int fds[NDM_MAX_SOCKS];

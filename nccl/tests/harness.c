@@ -22,6 +22,16 @@
  *     --close-early N     close both comms with N receives and sends
  *                         still in flight, after the first message
  *     --bad-tag           the receiver posts a tag the sender does not use
+ *     --role both|recv|send   both ends on two threads (default), or one
+ *                         end per process, as two ranks
+ *     --handle FILE       recv writes the listen handle there, send
+ *                         waits for it and reads it
+ *     --intruder          before the sender connects, strangers connect:
+ *                         one silent and one garbling control connection
+ *                         and one data connection; the comm must still
+ *                         be the sender's
+ *     --oversize          after connecting, irecv and isend of 4 MiB + 1
+ *                         must be refused (ncclInvalidUsage)
  * Prints a summary line; exits 0, 1 on a failed check, 2 on bad usage.
  */
 #include <dlfcn.h>
@@ -32,6 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <devmem.h>
@@ -46,7 +59,8 @@ static ncclNet_v11_t *v11;
 static void *ctx;
 static size_t sizes[MAX_SIZES];
 static int nsizes, repeat = 1, inflight = 4, close_early = -1, bad_tag;
-static int tx_udmabuf;
+static int tx_udmabuf, intruder, oversize;
+static const char *role = "both", *handle_path;
 static void *listen_comm;
 static char handle[NCCL_NET_HANDLE_MAXSIZE];
 static void *send_comm, *recv_comm;
@@ -237,6 +251,13 @@ static void *sender(void *arg)
 			fail("out of memory");
 	}
 	CALL("regMr (send)", net_reg(send_comm, buf, room, fd, &mh));
+	if (oversize) {
+		void *req = NULL;
+
+		if (net_isend(buf, SLOT_ROOM + 1, 0, mh, &req) !=
+		    ncclInvalidUsage || req)
+			fail("isend of 4 MiB + 1 was not refused");
+	}
 	while (done_n < total_messages()) {
 		if (sent < total_messages() && sent - done_n < (uint64_t)inflight) {
 			int slot = (int)(sent % (uint64_t)inflight);
@@ -339,6 +360,13 @@ static void receiver(void)
 				  v7->closeListen(listen_comm));
 	listen_comm = NULL;
 	CALL("regMr (recv)", net_reg(recv_comm, buf, room, -1, &mh));
+	if (oversize) {
+		void *req = NULL;
+
+		if (net_irecv(buf, SLOT_ROOM + 1, 0, mh, &req) !=
+		    ncclInvalidUsage || (req && req != (void *)1))
+			fail("irecv of 4 MiB + 1 was not refused");
+	}
 	while (done_n < total_messages()) {
 		if (posted < total_messages() &&
 		    posted - done_n < (uint64_t)inflight) {
@@ -393,9 +421,63 @@ static void receiver(void)
 	free(buf);
 }
 
+/* The handle goes to the other rank as NCCL's bootstrap would take it. */
+static void write_handle(void)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", handle_path);
+	f = fopen(tmp, "w");
+	if (!f || fwrite(handle, sizeof(handle), 1, f) != 1 || fclose(f) ||
+	    rename(tmp, handle_path))
+		fail("%s: %s", handle_path, strerror(errno));
+}
+
+static void read_handle(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 3000 && !(f = fopen(handle_path, "r")); i++)
+		nanosleep(&ts, NULL);	/* until the receiver has listened */
+	if (!f || fread(handle, sizeof(handle), 1, f) != 1)
+		fail("%s: no handle", handle_path);
+	fclose(f);
+}
+
+/* Strangers at both ports: the handle's addresses are in its bytes 16
+ * (control) and 44 (data), as the plugin lays them out.
+ */
+static void intrude(void)
+{
+	static const char garbage[64] = "GET / HTTP/1.0";
+	struct sockaddr_storage ctl, data;
+	socklen_t len;
+	int fds[3], i;
+
+	memset(&ctl, 0, sizeof(ctl));
+	memset(&data, 0, sizeof(data));
+	memcpy(&ctl, handle + 16, 28);
+	memcpy(&data, handle + 44, 28);
+	len = ctl.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+					 sizeof(struct sockaddr_in6);
+	for (i = 0; i < 3; i++) {
+		fds[i] = socket(ctl.ss_family, SOCK_STREAM, 0);
+		if (fds[i] < 0 ||
+		    connect(fds[i], (struct sockaddr *)(i == 2 ? &data : &ctl),
+			    len))
+			fail("intruder: %s", strerror(errno));
+	}
+	if (send(fds[1], garbage, sizeof(garbage), 0) != sizeof(garbage))
+		fail("intruder: %s", strerror(errno));
+	/* fds[0] stays silent and open until the end */
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: harness PLUGIN [--api v7|v11] [--sizes LIST] [--repeat N] [--inflight N] [--tx-udmabuf] [--close-early N] [--bad-tag]\n");
+	fprintf(stderr, "usage: harness PLUGIN [--api v7|v11] [--sizes LIST] [--repeat N] [--inflight N] [--tx-udmabuf] [--close-early N] [--bad-tag] [--role both|recv|send --handle FILE] [--intruder] [--oversize]\n");
 	exit(2);
 }
 
@@ -428,10 +510,20 @@ int main(int argc, char **argv)
 			tx_udmabuf = 1;
 		else if (!strcmp(argv[i], "--bad-tag"))
 			bad_tag = 1;
+		else if (!strcmp(argv[i], "--role") && i + 1 < argc)
+			role = argv[++i];
+		else if (!strcmp(argv[i], "--handle") && i + 1 < argc)
+			handle_path = argv[++i];
+		else if (!strcmp(argv[i], "--intruder"))
+			intruder = 1;
+		else if (!strcmp(argv[i], "--oversize"))
+			oversize = 1;
 		else
 			usage();
 	}
-	if (repeat < 1 || inflight < 1 || inflight > 16)
+	if (repeat < 1 || inflight < 1 || inflight > 16 ||
+	    (strcmp(role, "both") && strcmp(role, "recv") &&
+	     strcmp(role, "send")))
 		usage();
 	copy = strdup(list);
 	for (tok = strtok_r(copy, ",", &save); tok;
@@ -484,14 +576,32 @@ int main(int argc, char **argv)
 		fail("properties: device type %d version %d maxRecvs %d ptrSupport %#x",
 		     type, version, max_recvs, ptr);
 
-	CALL("listen", net_listen());
-	if (pthread_create(&th, NULL, sender, NULL))
-		fail("pthread_create");
-	receiver();
-	pthread_join(th, NULL);
+	if (strcmp(role, "send")) {
+		CALL("listen", net_listen());
+		if (handle_path)
+			write_handle();
+		if (intruder)
+			intrude();
+	} else if (handle_path) {
+		read_handle();
+	} else {
+		usage();
+	}
+	if (!strcmp(role, "both")) {
+		if (pthread_create(&th, NULL, sender, NULL))
+			fail("pthread_create");
+		receiver();
+		pthread_join(th, NULL);
+	} else if (!strcmp(role, "recv")) {
+		receiver();
+	} else {
+		sender(NULL);
+	}
 	if (close_early >= 0) {
-		CALL("closeRecv", net_close(recv_comm, 0));
-		CALL("closeSend", net_close(send_comm, 1));
+		if (recv_comm)
+			CALL("closeRecv", net_close(recv_comm, 0));
+		if (send_comm)
+			CALL("closeSend", net_close(send_comm, 1));
 	}
 	if (v11)
 		CALL("finalize", v11->finalize(ctx));
@@ -501,6 +611,11 @@ int main(int argc, char **argv)
 			     NULL;
 	if (outstanding && outstanding())
 		fail("%d allocations of the CUDA driver left", outstanding());
+	if (!strcmp(role, "send")) {
+		printf("harness: %s, %llu messages sent\n", api,
+		       (unsigned long long)total_messages());
+		return 0;
+	}
 	printf("harness: %s, %llu messages, %llu bytes checked, %llu records\n",
 	       api, (unsigned long long)messages,
 	       (unsigned long long)bytes_checked,
