@@ -477,6 +477,7 @@ ncclResult_t ndm_close_comm(void *comm)
 	if (c->steered)
 		ndm_unsteer(c->rule_loc);
 	free(c->scratch);
+	ndm_stream_free(&c->stream);
 	ndm_mapped_free(&c->unpack);
 	ndm_mapped_free(&c->ring.mem);
 	ndm_mapped_free(&c->stage.mem);

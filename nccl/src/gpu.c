@@ -87,8 +87,6 @@ void ndm_gpu_unload(void)
 {
 	if (!ndm.gpu_loaded)
 		return;
-	if (ndm.gpu.stream)
-		ndm.gpu.stream_destroy(ndm.gpu.stream);
 	dlclose(ndm.gpu.lib);
 	memset(&ndm.gpu, 0, sizeof(ndm.gpu));
 	ndm.gpu_loaded = false;
@@ -165,57 +163,57 @@ ncclResult_t ndm_gpu_export(void *ptr, size_t size, int *fd, uint64_t *offset)
 }
 
 /*
- * Copies go on a stream of their own that does not synchronize with the
- * default stream: a plain cuMemcpy (the legacy default stream) would wait
- * for NCCL's kernel, which waits for this very copy's data.
+ * Copies go on a stream of their own, one per comm, that does not
+ * synchronize with the default stream: a plain cuMemcpy (the legacy
+ * default stream) would wait for NCCL's kernel, which waits for this very
+ * copy's data.
  */
 static ncclResult_t ndm_copy_stream(void **stream)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	ncclResult_t res = ncclSuccess;
-
-	pthread_mutex_lock(&lock);
-	if (!ndm.gpu.stream)
-		res = ndm_gpu_check(ndm.gpu.stream_create(&ndm.gpu.stream,
-							  NDM_STREAM_NON_BLOCKING),
-				    "cuStreamCreate");
-	*stream = ndm.gpu.stream;
-	pthread_mutex_unlock(&lock);
-	return res;
+	if (*stream)
+		return ncclSuccess;
+	return ndm_gpu_check(ndm.gpu.stream_create(stream,
+						   NDM_STREAM_NON_BLOCKING),
+			     "cuStreamCreate");
 }
 
-ncclResult_t ndm_copy_to(void *dst, int type, const void *src, size_t len)
+void ndm_stream_free(void **stream)
 {
-	void *stream;
+	if (*stream)
+		ndm.gpu.stream_destroy(*stream);
+	*stream = NULL;
+}
 
+ncclResult_t ndm_copy_to(void **stream, void *dst, int type, const void *src,
+			 size_t len)
+{
 	if (!len)
 		return ncclSuccess;
 	if (!(type & NCCL_PTR_CUDA)) {
 		memcpy(dst, src, len);
 		return ncclSuccess;
 	}
-	if (ndm_copy_stream(&stream) ||
+	if (ndm_copy_stream(stream) ||
 	    ndm_gpu_check(ndm.gpu.memcpy_htod_async((uintptr_t)dst, src, len,
-						     stream), "cuMemcpyHtoDAsync"))
+						     *stream), "cuMemcpyHtoDAsync"))
 		return ncclUnhandledCudaError;
-	return ndm_gpu_check(ndm.gpu.stream_synchronize(stream),
+	return ndm_gpu_check(ndm.gpu.stream_synchronize(*stream),
 			     "cuStreamSynchronize");
 }
 
-ncclResult_t ndm_copy_from(void *dst, const void *src, int type, size_t len)
+ncclResult_t ndm_copy_from(void **stream, void *dst, const void *src, int type,
+			   size_t len)
 {
-	void *stream;
-
 	if (!len)
 		return ncclSuccess;
 	if (!(type & NCCL_PTR_CUDA)) {
 		memcpy(dst, src, len);
 		return ncclSuccess;
 	}
-	if (ndm_copy_stream(&stream) ||
+	if (ndm_copy_stream(stream) ||
 	    ndm_gpu_check(ndm.gpu.memcpy_dtoh_async(dst, (uintptr_t)src, len,
-						     stream), "cuMemcpyDtoHAsync"))
+						     *stream), "cuMemcpyDtoHAsync"))
 		return ncclUnhandledCudaError;
-	return ndm_gpu_check(ndm.gpu.stream_synchronize(stream),
+	return ndm_gpu_check(ndm.gpu.stream_synchronize(*stream),
 			     "cuStreamSynchronize");
 }

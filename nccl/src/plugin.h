@@ -82,8 +82,6 @@ struct ndm_gpu {
 	int (*get_handle)(void *handle, unsigned long long ptr, size_t size,
 			  int type, unsigned long long flags);
 	int (*get_error_name)(int res, const char **name);
-	void *stream;		/* non-blocking: NCCL's kernels never wait
-				 * for it, nor it for them */
 };
 
 /* Pinned host memory that the GPU reaches at @dev. */
@@ -152,9 +150,14 @@ ncclResult_t ndm_mapped_register(struct ndm_mapped *m, void *p, size_t size);
 void ndm_mapped_free(struct ndm_mapped *m);
 ncclResult_t ndm_gpu_export(void *ptr, size_t size, int *fd,
 			    uint64_t *offset);
-/* Copy between host and memory of @type (NCCL_PTR_*). */
-ncclResult_t ndm_copy_to(void *dst, int type, const void *src, size_t len);
-ncclResult_t ndm_copy_from(void *dst, const void *src, int type, size_t len);
+/* Copy between host and memory of @type (NCCL_PTR_*), on *@stream (made
+ * by the first copy that needs one; ndm_stream_free() when done).
+ */
+ncclResult_t ndm_copy_to(void **stream, void *dst, int type, const void *src,
+			 size_t len);
+ncclResult_t ndm_copy_from(void **stream, void *dst, const void *src, int type,
+			   size_t len);
+void ndm_stream_free(void **stream);
 
 /* setup.c: devmem mode's receive side. */
 ncclResult_t ndm_rx_setup(void);
@@ -269,6 +272,7 @@ struct ndm_comm {
 	struct devmem_sender *sender[NDM_MAX_SOCKS];
 	struct devmem_binding *send_tx;	/* the binding the senders use */
 	struct ndm_ring stage;
+	void *stream;			/* the plugin's copies */
 	char err[160];			/* the first failure, sticky */
 };
 

@@ -358,7 +358,8 @@ ncclResult_t ndm_isend(void *send_comm, void *data, size_t size, int tag,
 		}
 		r->staged = true;
 		r->src = (char *)c->stage.mem.host + r->stage_off;
-		if (ndm_copy_from((char *)r->src, data, NCCL_PTR_CUDA, size))
+		if (ndm_copy_from(&c->stream, (char *)r->src, data,
+				  NCCL_PTR_CUDA, size))
 			return ndm_fail(c, "staging a send failed");
 	}
 	if (send(c->ctl, &hdr, sizeof(hdr), MSG_NOSIGNAL) != sizeof(hdr))
@@ -447,7 +448,8 @@ static ncclResult_t ndm_recv_devmem(struct ndm_comm *c, struct ndm_request *r,
 		seg = &res.segs[k];
 		dst = p->off + p->done;
 		if (seg->type == DEVMEM_SEG_HOST) {
-			if (ndm_copy_to((char *)r->data + dst, type, seg->host,
+			if (ndm_copy_to(&c->stream, (char *)r->data + dst, type,
+					seg->host,
 					seg->len))
 				return ndm_fail(c, "copying received bytes failed");
 		} else {
