@@ -17,10 +17,10 @@ $(RUN_EXIT_SO): scripts/make/run-exit.c
 
 shquote = '$(subst ','\'',$(1))'
 
-.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem examples install uninstall gpu bench-progs vm check check-full demo bench clean distclean
+.PHONY: all help deps ensure-deps kernel kernel-debug headers tools progs libdevmem nccl examples install uninstall gpu bench-progs vm check check-full demo bench clean distclean
 .DEFAULT_GOAL := all
 
-all: kernel tools progs libdevmem
+all: kernel tools progs libdevmem nccl
 
 # The user ABI as user space sees it (build/uapi/include): the host's 6.1
 # headers plus uapi/, no kernel tree needed.
@@ -51,6 +51,10 @@ $(PROG_BINS): $(BUILD)/bin/%: $$(wildcard selftests/progs/%/*.c) $$(wildcard sel
 # libdevmem: build/libdevmem (the library and its test programs).
 libdevmem: $(UAPI_STAMP)
 	@$(MAKE) -s -C libdevmem all tests
+
+# The NCCL net plugin and its test harness: build/nccl.
+nccl: $(UAPI_STAMP)
+	@$(MAKE) -s -C nccl all tests
 
 # What users run: tools/<name>/*.c -> build/bin/<name>, linked with the
 # static library (the system's libnl and liburing stay shared).
@@ -107,6 +111,7 @@ help:
 	@echo "make libdevmem     build libdevmem and its tests (build/libdevmem)"
 	@echo "make examples      install libdevmem in build/examples and build its examples there"
 	@echo "make tools         build ncdevmem and devmemctl (build/bin)"
+	@echo "make nccl          build the NCCL net plugin and its test harness (build/nccl)"
 	@echo "make progs         build the test programs of selftests/progs (build/bin)"
 	@echo "make install       install libdevmem, its header, pkg-config file and man pages,"
 	@echo "                   ncdevmem and devmemctl (PREFIX=/usr/local, DESTDIR, BINDIR, SBINDIR,"
@@ -124,7 +129,8 @@ help:
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
 # What a user gets: the library (libdevmem's own install), ncdevmem and
-# devmemctl with their man pages. The programs link libdevmem statically.
+# devmemctl with their man pages, and the NCCL net plugin (nccl's own
+# install). The programs and the plugin link libdevmem statically.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
@@ -139,6 +145,7 @@ INSTALL_VARS = PREFIX='$(PREFIX)' LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' 
 
 install: $(UAPI_STAMP) tools
 	@$(MAKE) -s -C libdevmem install $(INSTALL_VARS)
+	@$(MAKE) -s -C nccl install $(INSTALL_VARS)
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(SBINDIR)' \
 		'$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(MANDIR)/man8'
 	install -m 755 $(BUILD)/bin/ncdevmem '$(DESTDIR)$(BINDIR)/'
@@ -148,6 +155,7 @@ install: $(UAPI_STAMP) tools
 
 uninstall:
 	@$(MAKE) -s -C libdevmem uninstall $(INSTALL_VARS)
+	@$(MAKE) -s -C nccl uninstall $(INSTALL_VARS)
 	rm -f '$(DESTDIR)$(BINDIR)/ncdevmem' '$(DESTDIR)$(SBINDIR)/devmemctl' \
 	      '$(DESTDIR)$(MANDIR)/man1/ncdevmem.1' '$(DESTDIR)$(MANDIR)/man8/devmemctl.8'
 
@@ -201,7 +209,7 @@ examples: $(UAPI_STAMP)
 		CFLAGS='-O2 -g -Wall -Wextra -Werror' \
 		LDFLAGS=-Wl,-rpath,$(EXAMPLES_PREFIX)/lib
 
-check: ensure-deps tools progs libdevmem examples
+check: ensure-deps tools progs libdevmem nccl examples
 	@scripts/kernel/build.sh normal
 	@scripts/kernel/build.sh debug
 	@selftests/check

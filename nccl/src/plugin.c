@@ -67,8 +67,12 @@ static ncclResult_t ndm_finalize(void *ctx)
  */
 __attribute__((destructor)) static void ndm_exit(void)
 {
-	pthread_mutex_lock(&ndm.lock);
-	ndm_rx_teardown();
+	/* A thread that exit() cut short may hold the lock: then the
+	 * state files are left for the next run to recover.
+	 */
+	if (pthread_mutex_trylock(&ndm.lock))
+		return;
+	ndm_rx_exit();
 	pthread_mutex_unlock(&ndm.lock);
 }
 

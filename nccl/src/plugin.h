@@ -162,6 +162,7 @@ void ndm_stream_free(void **stream);
 /* setup.c: devmem mode's receive side. */
 ncclResult_t ndm_rx_setup(void);
 void ndm_rx_teardown(void);
+void ndm_rx_exit(void);
 
 /*
  * Sockets and comms (comm.c)

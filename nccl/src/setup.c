@@ -101,6 +101,22 @@ static int ndm_rx_buffer(void)
 	return 0;
 }
 
+/* What a run that crashed (or was killed) left on the device: put back. */
+static void ndm_rx_recover(void)
+{
+	struct devmem_nic *old;
+	int err;
+
+	if (devmem_nic_new_recover(&old, ndm.cfg.ifindex))
+		return;		/* nothing left, or every owner is running */
+	err = devmem_nic_restore(old);
+	NDM_INFO(NCCL_INIT | NCCL_NET, "%s: what a process that is gone set up %s",
+		 ndm.cfg.ifname, err ? "could not all be put back" : "is put back");
+	if (err)
+		NDM_WARN("%s: %s", ndm.cfg.ifname, devmem_last_error());
+	devmem_nic_free(old);
+}
+
 /* Called with ndm.lock held. */
 ncclResult_t ndm_rx_setup(void)
 {
@@ -129,6 +145,7 @@ ncclResult_t ndm_rx_setup(void)
 			 sizeof(queues) / sizeof(queues[0]));
 		goto fail;
 	}
+	ndm_rx_recover();
 	err = devmem_nic_new(&rx->nic, ndm.cfg.ifindex);
 	if (!err)
 		err = devmem_nic_setup(rx->nic, ndm.cfg.queue_first,
@@ -167,6 +184,25 @@ fail:
 copy:
 	NDM_INFO(NCCL_INIT | NCCL_NET, "copy mode for receives: %s", rx->why);
 	return ncclSuccess;
+}
+
+/* At exit: unbind (closing the binding's socket) and put the device back,
+ * but call no CUDA: the driver may already be gone.
+ */
+void ndm_rx_exit(void)
+{
+	struct ndm_rx_setup *rx = &ndm.rx;
+
+	devmem_binding_free(rx->binding);
+	rx->binding = NULL;
+	if (rx->nic) {
+		if (devmem_nic_restore(rx->nic))
+			NDM_WARN("%s: putting the device back at exit: %s",
+				 ndm.cfg.ifname, devmem_last_error());
+		devmem_nic_free(rx->nic);
+		rx->nic = NULL;
+	}
+	rx->ok = false;
 }
 
 void ndm_rx_teardown(void)

@@ -38,6 +38,8 @@ dpc() {
 	[ -f "$DEST/usr/share/man/man1/ncdevmem.1" ]
 	[ -f "$DEST/usr/share/man/man8/devmemctl.8" ]
 	[ -f "$DEST/usr/share/man/man7/libdevmem.7" ]
+	[ -f "$L/libnccl-net-devmem.so" ]
+	[ -f "$DEST/usr/share/man/man7/nccl-net-devmem.7" ]
 	# the examples, as the tree has them, with their Makefile and README
 	diff -r "$REPO/libdevmem/examples" "$DEST/usr/share/doc/libdevmem/examples"
 	# every page the tree has, and nothing else
@@ -45,7 +47,7 @@ dpc() {
 		[ -f "$DEST/usr/share/man/man3/${m##*/}" ]
 	done
 	run bash -c "cd '$DEST' && find . ! -type d | wc -l"
-	[ "$output" -eq $(($(ls "$REPO"/libdevmem/man/*.3 "$REPO"/libdevmem/examples/* | wc -l) + 11)) ]
+	[ "$output" -eq $(($(ls "$REPO"/libdevmem/man/*.3 "$REPO"/libdevmem/examples/* | wc -l) + 13)) ]
 	grep -qx 'prefix=/usr' "$L/pkgconfig/libdevmem.pc"
 	# nothing installed points into the source tree
 	run grep -rlF "$REPO" "$DEST/usr/include" "$L/pkgconfig" "$DEST/usr/share/man"
@@ -115,7 +117,7 @@ dpc() {
 		[ ! -s "$BATS_TEST_TMPDIR/warnings" ]
 		n=$((n + 1))
 	done
-	[ "$n" -eq $(($(ls "$REPO"/libdevmem/man/*.3 | wc -l) + 3)) ]
+	[ "$n" -eq $(($(ls "$REPO"/libdevmem/man/*.3 | wc -l) + 4)) ]
 }
 
 @test "make uninstall removes every file make install put there" {
@@ -137,6 +139,8 @@ dpc() {
 	[ -x "$d/opt/b/ncdevmem" ]
 	[ -x "$d/opt/s/devmemctl" ]
 	[ -f "$d/opt/l/libdevmem.so.1.4.0" ]
+	[ -f "$d/opt/l/libnccl-net-devmem.so" ]
+	[ -f "$d/opt/m/man7/nccl-net-devmem.7" ]
 	[ -f "$d/opt/l/pkgconfig/libdevmem.pc" ]
 	[ -f "$d/opt/i/devmem.h" ]
 	[ -f "$d/opt/m/man3/devmem_recv.3" ]
