@@ -457,6 +457,27 @@ ncclResult_t ndm_close_listen(void *listen_comm)
 	return ncclSuccess;
 }
 
+/* Hand back what is pending and say how many buffers went back: those of
+ * receives NCCL never consumed go with the sockets.
+ */
+static void ndm_recv_close_report(struct ndm_comm *c)
+{
+	uint64_t freed = 0;
+	int i;
+
+	for (i = 0; i < c->nsocks; i++) {
+		if (!c->rc[i])
+			continue;
+		if (devmem_recycler_flush(c->rc[i]) < 0)
+			NDM_WARN("comm %#llx: giving buffers back: %s",
+				 (unsigned long long)c->id, devmem_last_error());
+		freed += devmem_recycler_get_stats(c->rc[i])->freed;
+	}
+	NDM_INFO(NCCL_NET, "comm %#llx closed: %llu of %llu tokens given back, the rest go with its sockets",
+		 (unsigned long long)c->id, (unsigned long long)freed,
+		 (unsigned long long)c->frags_in);
+}
+
 ncclResult_t ndm_close_comm(void *comm)
 {
 	struct ndm_comm *c = comm;
@@ -464,6 +485,8 @@ ncclResult_t ndm_close_comm(void *comm)
 
 	if (!c)
 		return ncclSuccess;
+	if (c->devmem)
+		ndm_recv_close_report(c);
 	ndm_comm_free_requests(c);
 	for (i = 0; i < NDM_MAX_SOCKS; i++) {
 		devmem_recycler_free(c->rc[i]);

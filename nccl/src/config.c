@@ -214,24 +214,52 @@ found:
 	return ncclSuccess;
 }
 
+static int ndm_sysfs_int(const char *dev, const char *what)
+{
+	char path[128];
+	FILE *f;
+	int v = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, what);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * The largest message: one receive is one unpack slot of at most 2048
+ * records and 4 MiB, and a device receive makes a record per fragment,
+ * about one per packet: at most 2048 packets' payload (the MTU less the
+ * IP and TCP headers with timestamps), rounded down to a power of two.
+ */
+static uint32_t ndm_max_message(int mtu)
+{
+	uint64_t fit = (uint64_t)NCCL_UNPACK_MAX_RECORDS *
+		       (uint64_t)(mtu > 1000 ? mtu - 72 : 1000 - 72);
+	uint32_t m = NCCL_UNPACK_MAX_SLICE_SIZE;
+
+	while (m > fit)
+		m >>= 1;
+	return m;
+}
+
 static void ndm_device_facts(const struct ndm_config *c)
 {
 	char path[128], real[PATH_MAX];
-	FILE *f;
-	int speed = 0;
+	int speed;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/device", c->ifname);
 	ndm.pci_path[0] = 0;
 	if (realpath(path, real))
 		snprintf(ndm.pci_path, sizeof(ndm.pci_path), "%s", real);
-	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", c->ifname);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &speed) != 1)
-			speed = 0;
-		fclose(f);
-	}
+	speed = ndm_sysfs_int(c->ifname, "speed");
 	ndm.speed = speed > 0 ? speed : 10000;
+	ndm.mtu = ndm_sysfs_int(c->ifname, "mtu");
+	ndm.max_msg = ndm_max_message(ndm.mtu);
 }
 
 /*
@@ -349,7 +377,8 @@ ncclResult_t ndm_configure(void)
 	else
 		inet_ntop(AF_INET6, &ndm.addr.in6.sin6_addr, addr, sizeof(addr));
 	NDM_INFO(NCCL_INIT | NCCL_NET,
-		 "device %s (index %d, %s), mode %s, %d data socket(s) per comm",
-		 c.ifname, c.ifindex, addr, modes[c.mode], c.nsocks);
+		 "device %s (index %d, %s, MTU %d), mode %s, %d data socket(s) per comm, messages of up to %u bytes",
+		 c.ifname, c.ifindex, addr, ndm.mtu, modes[c.mode], c.nsocks,
+		 ndm.max_msg);
 	return ncclSuccess;
 }

@@ -115,9 +115,9 @@ static ncclResult_t ndm_get_properties_v11(int dev, ncclNetProperties_v11_t *p)
 	p->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
 	p->vProps.ndevs = 1;
 	p->vProps.devs[0] = dev;
-	/* One receive is one unpack slot: at most 4 MiB. */
-	p->maxP2pBytes = NCCL_UNPACK_MAX_SLICE_SIZE;
-	p->maxCollBytes = NCCL_UNPACK_MAX_SLICE_SIZE;
+	/* One receive is one unpack slot. */
+	p->maxP2pBytes = ndm.max_msg;
+	p->maxCollBytes = ndm.max_msg;
 	p->maxMultiRequestSize = 1;
 	return ncclSuccess;
 }

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <devmem.h>
 
@@ -121,6 +122,8 @@ struct ndm_state {
 	union ndm_addr addr;		/* the device's address, port 0 */
 	char pci_path[PATH_MAX];
 	int speed;
+	int mtu;
+	uint32_t max_msg;		/* the largest message (config.c) */
 	struct ndm_gpu gpu;
 	bool gpu_loaded;
 	struct ndm_rx_setup rx;
@@ -266,6 +269,9 @@ struct ndm_comm {
 	struct devmem_rx *rx[NDM_MAX_SOCKS];
 	struct devmem_recycler *rc[NDM_MAX_SOCKS];
 	char *scratch;			/* linear bytes of devmem receives */
+	uint64_t frags_in;		/* fragments received */
+	struct timespec last_data;	/* when a data socket last gave bytes */
+	bool warned_stall;
 	size_t hdr_got;
 	struct ndm_msg_hdr hdr;
 	bool warned_plain;

@@ -201,6 +201,13 @@ void ndm_comm_free_requests(struct ndm_comm *c)
 	}
 }
 
+static ncclResult_t ndm_too_big(const char *what, size_t size)
+{
+	NDM_WARN("%s of %zu bytes: a message is at most %u bytes over %s (one unpack slot: 4 MiB, 2048 fragments at MTU %d)",
+		 what, size, ndm.max_msg, ndm.cfg.ifname, ndm.mtu);
+	return ncclInvalidUsage;
+}
+
 /*
  * Send
  */
@@ -330,11 +337,8 @@ ncclResult_t ndm_isend(void *send_comm, void *data, size_t size, int tag,
 	*request = NULL;
 	if (c->err[0])
 		return ncclSystemError;
-	if (size > NCCL_UNPACK_MAX_SLICE_SIZE) {
-		NDM_WARN("isend of %zu bytes: one message is at most %u (a receive is one unpack slot)",
-			 size, NCCL_UNPACK_MAX_SLICE_SIZE);
-		return ncclInvalidUsage;
-	}
+	if (size > ndm.max_msg)
+		return ndm_too_big("isend", size);
 	r = ndm_req_new(c);
 	if (!r)
 		return ndm_send_progress(c);	/* NCCL asks again */
@@ -439,9 +443,9 @@ static ncclResult_t ndm_recv_devmem(struct ndm_comm *c, struct ndm_request *r,
 		return ndm_fail(c, "devmem receive: %s", devmem_last_error());
 	if (n == 0)
 		return ndm_fail(c, "the peer closed data socket %d", i);
-	if ((res.flags & DEVMEM_RX_PLAIN) && !c->warned_plain) {
+	if (res.host_bytes && !c->warned_plain) {
 		c->warned_plain = true;
-		NDM_INFO(NCCL_NET, "comm %#llx: data socket %d arrives in host memory, not through the bound queues: the plugin copies it",
+		NDM_INFO(NCCL_NET, "comm %#llx: data socket %d gets bytes in host memory (a card that splits late, or a flow not steered to the bound queues): the plugin copies them",
 			 (unsigned long long)c->id, i);
 	}
 	for (k = 0; k < res.nr_segs; k++) {
@@ -458,6 +462,7 @@ static ncclResult_t ndm_recv_devmem(struct ndm_comm *c, struct ndm_request *r,
 				return ndm_fail(c, "a fragment of binding %u, not %u",
 						seg->frag.dmabuf_id,
 						devmem_binding_id(ndm.rx.binding));
+			c->frags_in++;
 			if (ndm_keep_frag(c, r, &seg->frag, i) ||
 			    ndm_record(c, r, seg->frag.offset, seg->len, dst))
 				return ncclSystemError;
@@ -556,8 +561,41 @@ static ncclResult_t ndm_recv_finish(struct ndm_comm *c, struct ndm_request *r)
 	return ncclSuccess;
 }
 
+#define NDM_STALL_SECONDS	10
+
+/*
+ * Receives that wait while this process holds most of the bound buffer
+ * may wait for good: the card has nowhere to put the bytes the oldest
+ * receive needs, and NCCL gives nothing back before the oldest is done.
+ * Say so once; the peer may only be slow.
+ */
+static void ndm_recv_watch(struct ndm_comm *c, bool moved)
+{
+	struct timespec now;
+	uint64_t held, buffers;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (moved || !c->last_data.tv_sec) {
+		c->last_data = now;
+		return;
+	}
+	if (c->warned_stall || c->seq_head == c->seq_tail ||
+	    now.tv_sec - c->last_data.tv_sec < NDM_STALL_SECONDS)
+		return;
+	held = devmem_binding_held(ndm.rx.binding, NULL);
+	buffers = devmem_binding_buffers(ndm.rx.binding);
+	if (held * 2 < buffers)
+		return;
+	c->warned_stall = true;
+	NDM_WARN("comm %#llx: no data for %d s while this process holds %llu of the %llu buffers bound on %s: the bound buffer may be too small for the data in flight (raise NCCL_DEVMEM_BUFFER_SIZE)",
+		 (unsigned long long)c->id, NDM_STALL_SECONDS,
+		 (unsigned long long)held, (unsigned long long)buffers,
+		 ndm.cfg.ifname);
+}
+
 static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
 {
+	bool moved_any = false;
 	struct ndm_request *r;
 	bool more;
 	uint64_t s;
@@ -588,6 +626,7 @@ static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
 				if ((c->devmem ? ndm_recv_devmem :
 				     ndm_recv_copy)(c, r, i, &more))
 					return ncclSystemError;
+				moved_any |= more;
 			} while (more && r->parts[i].done < r->parts[i].len);
 			if (r->parts[i].done < r->parts[i].len)
 				break;	/* nothing more on this socket */
@@ -598,6 +637,8 @@ static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
 		if (r->hdr_done && !r->complete && ndm_recv_finish(c, r))
 			return ncclSystemError;
 	}
+	if (c->devmem)
+		ndm_recv_watch(c, moved_any);
 	return ncclSuccess;
 }
 
@@ -615,11 +656,8 @@ ncclResult_t ndm_irecv(void *recv_comm, int n, void **data,
 		NDM_WARN("irecv: %d receives in one call (the plugin takes 1)", n);
 		return ncclInvalidArgument;
 	}
-	if (sizes[0] > NCCL_UNPACK_MAX_SLICE_SIZE) {
-		NDM_WARN("irecv of %zu bytes: one receive is at most %u (NCCL's unpack slot)",
-			 sizes[0], NCCL_UNPACK_MAX_SLICE_SIZE);
-		return ncclInvalidUsage;
-	}
+	if (sizes[0] > ndm.max_msg)
+		return ndm_too_big("irecv", sizes[0]);
 	r = ndm_req_new(c);
 	if (!r)
 		return ndm_recv_progress(c);	/* NCCL asks again */
@@ -642,6 +680,13 @@ ncclResult_t ndm_test(void *request, int *done, int *sizes)
 			return ncclSystemError;
 		if (!ndm_send_complete(r))
 			return ncclSuccess;
+		if (getenv("NCCL_DEVMEM_TRACE"))
+			NDM_INFO(NCCL_NET, "comm %#llx: send %llu (tag %d) done: %llu bytes%s",
+				 (unsigned long long)c->id,
+				 (unsigned long long)r->seq, r->tag,
+				 (unsigned long long)r->size,
+				 r->devmem ? " from device memory" :
+				 r->staged ? " staged" : "");
 		if (sizes)
 			sizes[0] = (int)r->size;
 		*done = 1;

@@ -30,8 +30,9 @@
  *                         one silent and one garbling control connection
  *                         and one data connection; the comm must still
  *                         be the sender's
- *     --oversize          after connecting, irecv and isend of 4 MiB + 1
- *                         must be refused (ncclInvalidUsage)
+ *     --oversize          after connecting, irecv and isend of one byte
+ *                         over maxP2pBytes must be refused
+ *                         (ncclInvalidUsage)
  * Prints a summary line; exits 0, 1 on a failed check, 2 on bad usage.
  */
 #include <dlfcn.h>
@@ -69,6 +70,7 @@ static ncclNetDeviceHandle_v7_t dev_handle = {
 	.netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION,
 };
 static uint64_t records_seen, bytes_checked, messages;
+static size_t max_message = SLOT_ROOM;	/* maxP2pBytes (v11) */
 
 static void logger(ncclDebugLogLevel level, unsigned long flags,
 		   const char *file, int line, const char *fmt, ...)
@@ -254,9 +256,9 @@ static void *sender(void *arg)
 	if (oversize) {
 		void *req = NULL;
 
-		if (net_isend(buf, SLOT_ROOM + 1, 0, mh, &req) !=
+		if (net_isend(buf, max_message + 1, 0, mh, &req) !=
 		    ncclInvalidUsage || req)
-			fail("isend of 4 MiB + 1 was not refused");
+			fail("isend of maxP2pBytes + 1 was not refused");
 	}
 	while (done_n < total_messages()) {
 		if (sent < total_messages() && sent - done_n < (uint64_t)inflight) {
@@ -363,9 +365,9 @@ static void receiver(void)
 	if (oversize) {
 		void *req = NULL;
 
-		if (net_irecv(buf, SLOT_ROOM + 1, 0, mh, &req) !=
+		if (net_irecv(buf, max_message + 1, 0, mh, &req) !=
 		    ncclInvalidUsage || (req && req != (void *)1))
-			fail("irecv of 4 MiB + 1 was not refused");
+			fail("irecv of maxP2pBytes + 1 was not refused");
 	}
 	while (done_n < total_messages()) {
 		if (posted < total_messages() &&
@@ -378,7 +380,8 @@ static void receiver(void)
 			if (bad_tag)
 				tag ^= 0x4000;
 			CALL("irecv", net_irecv(buf + (size_t)slot * SLOT_ROOM,
-						SLOT_ROOM, tag, mh, &reqs[slot]));
+						max_message, tag, mh,
+						&reqs[slot]));
 			if (reqs[slot]) {
 				posted++;
 				if (close_early >= 0 &&
@@ -562,8 +565,11 @@ int main(int argc, char **argv)
 		type = p11.netDeviceType;
 		version = p11.netDeviceVersion;
 		max_recvs = p11.maxRecvs;
-		if (p11.maxP2pBytes != NCCL_UNPACK_MAX_SLICE_SIZE)
-			fail("maxP2pBytes %zu", p11.maxP2pBytes);
+		if (!p11.maxP2pBytes || p11.maxP2pBytes > SLOT_ROOM ||
+		    p11.maxCollBytes != p11.maxP2pBytes)
+			fail("maxP2pBytes %zu, maxCollBytes %zu", p11.maxP2pBytes,
+			     p11.maxCollBytes);
+		max_message = p11.maxP2pBytes;
 	} else {
 		CALL("getProperties", v7->getProperties(0, &p7));
 		ptr = p7.ptrSupport;

@@ -106,8 +106,8 @@ summary() {
 @test "nccl: more than 4 MiB in one message is refused at both ends" {
 	h --oversize --sizes 1
 	[ "$status" -eq 0 ]
-	[[ $stderr == *"WARN NET/devmem : isend of 4194305 bytes: one message is at most 4194304 (a receive is one unpack slot)"* ]]
-	[[ $stderr == *"WARN NET/devmem : irecv of 4194305 bytes: one receive is at most 4194304 (NCCL's unpack slot)"* ]]
+	[[ $stderr == *"WARN NET/devmem : isend of 4194305 bytes: a message is at most 4194304 bytes over lo (one unpack slot: 4 MiB, 2048 fragments at MTU 65536)"* ]]
+	[[ $stderr == *"WARN NET/devmem : irecv of 4194305 bytes: a message is at most 4194304 bytes over lo (one unpack slot: 4 MiB, 2048 fragments at MTU 65536)"* ]]
 }
 
 @test "nccl: a message whose tag no receive posted fails the comm, clearly" {
@@ -192,7 +192,7 @@ refused() {
 	for v in IFNAME MODE QUEUES BUFFER BUFFER_SIZE COPY_BUFFER_SIZE NSOCKS GPU TRACE; do
 		[[ $stderr == *"INFO NET/devmem : NCCL_DEVMEM_$v="* ]]
 	done
-	[[ $stderr == *"INFO NET/devmem : device lo (index 1, 127.0.0.1), mode auto, 2 data socket(s) per comm"* ]]
+	[[ $stderr == *"INFO NET/devmem : device lo (index 1, 127.0.0.1, MTU 65536), mode auto, 2 data socket(s) per comm, messages of up to 4194304 bytes"* ]]
 }
 
 @test "nccl: the plugin exports NCCL's two tables alone and links no CUDA or NCCL" {
