@@ -23,7 +23,10 @@ test_setup() {
 	HANDLE=$BATS_TEST_TMPDIR/handle
 	BEFORE=$(nic_state)
 }
-test_teardown() { nsim_cleanup; }
+test_teardown() {
+	nsim_cleanup
+	echo 0 >/proc/sys/vm/nr_hugepages
+}
 
 # What the plugin's set-up touches on B.
 nic_state() {
@@ -105,6 +108,21 @@ summary_re() {
 	grep -Eq "$(summary_re "$list" 3)" "$RECV_OUT"
 	grep -q "receiving on 2 socket(s) in devmem mode" "$RECV_OUT"
 	grep -q "data socket [01] gets bytes in host memory (a card that splits late, or a flow not steered to the bound queues): the plugin copies them" "$RECV_OUT"
+	[ "$(nic_state)" = "$BEFORE" ]
+}
+
+@test "nccl: 16 KiB buffers (rx-page-size) of a udmabuf of huge pages" {
+	local list=1,65537,2097152 rc=0
+	echo 32 >/proc/sys/vm/nr_hugepages
+	[ "$(cat /proc/sys/vm/nr_hugepages)" -eq 32 ]
+	NCCL_DEVMEM_MODE=devmem NCCL_DEVMEM_RX_PAGE_SIZE=16K recv_start --sizes "$list" --repeat 4
+	run rank "$NSA" "$DEVA" --role send --handle "$HANDLE" --sizes "$list" --repeat 4
+	echo "$output"
+	recv_wait || rc=$?
+	[ "$status" -eq 0 ]
+	[ "$rc" -eq 0 ]
+	grep -q "devmem: rx queues 3-3 of $DEVB bound to 64 MiB of host (udmabuf) memory (binding [0-9]*, 4096 buffers of 16384 bytes)" "$RECV_OUT"
+	grep -Eq "$(summary_re "$list" 4)" "$RECV_OUT"
 	[ "$(nic_state)" = "$BEFORE" ]
 }
 

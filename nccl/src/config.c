@@ -27,6 +27,7 @@ static const struct {
 	{ "NCCL_DEVMEM_QUEUES", "rx queues to bind, N or FIRST-LAST (default: the device's last)" },
 	{ "NCCL_DEVMEM_BUFFER", "what the rx queues are bound to: cuda (default: GPU memory) or udmabuf (host memory)" },
 	{ "NCCL_DEVMEM_BUFFER_SIZE", "bytes of the bound buffer, 1M to 4G (default 64M)" },
+	{ "NCCL_DEVMEM_RX_PAGE_SIZE", "size of the buffers the card fills, a power of two from 4K (default: the page size)" },
 	{ "NCCL_DEVMEM_COPY_BUFFER_SIZE", "bytes of each comm's staging memory in copy mode, 8M to 4G (default 8M)" },
 	{ "NCCL_DEVMEM_NSOCKS", "data sockets per comm, 1 to 8 (default 2)" },
 	{ "NCCL_DEVMEM_GPU", "CUDA device of the bound buffer (default: the caller's current one)" },
@@ -324,6 +325,7 @@ ncclResult_t ndm_configure(void)
 	static const char *const modes[] = { "auto", "devmem", "copy" };
 	static const char *const buffers[] = { "cuda", "udmabuf" };
 	struct ndm_config c = { .gpu = -1 };
+	size_t size;
 	const char *v;
 	uint32_t n;
 	int choice;
@@ -353,6 +355,16 @@ ncclResult_t ndm_configure(void)
 			 &c.copy_buffer) ||
 	    ndm_env_queues(&c))
 		return ncclInvalidArgument;
+	if (ndm_env_size("NCCL_DEVMEM_RX_PAGE_SIZE", 0, 4096, 2ULL << 20, &size))
+		return ncclInvalidArgument;
+	if (size & (size - 1))
+		return ndm_bad("NCCL_DEVMEM_RX_PAGE_SIZE", getenv("NCCL_DEVMEM_RX_PAGE_SIZE"),
+			       "not a power of two");
+	c.rx_page_size = (uint32_t)size;
+	if (size > 4096 && c.buffer == NDM_BUFFER_UDMABUF &&
+	    c.buffer_size % (2U << 20))
+		return ndm_bad("NCCL_DEVMEM_BUFFER_SIZE", getenv("NCCL_DEVMEM_BUFFER_SIZE") ?: "64M",
+			       "not a multiple of 2M, which a udmabuf of huge pages needs (NCCL_DEVMEM_RX_PAGE_SIZE)");
 	c.nsocks = NDM_DEFAULT_NSOCKS;
 	v = getenv("NCCL_DEVMEM_NSOCKS");
 	if (v) {

@@ -54,6 +54,7 @@ struct ndm_config {
 	uint32_t queue_first, queue_last;
 	bool queues_given;
 	size_t buffer_size;		/* the bound rx buffer */
+	uint32_t rx_page_size;		/* its buffers' size; 0: the page */
 	enum ndm_buffer buffer;
 	size_t copy_buffer;		/* per comm, copy mode */
 	int nsocks;

@@ -73,7 +73,11 @@ static int ndm_rx_buffer(void)
 	int err, gpu = ndm.cfg.gpu;
 
 	if (ndm.cfg.buffer == NDM_BUFFER_UDMABUF) {
-		err = devmem_dmabuf_new_udmabuf(&rx->dmabuf,
+		/* Buffers above the page size need entries of huge pages. */
+		err = ndm.cfg.rx_page_size > 4096 ?
+		      devmem_dmabuf_new_udmabuf_huge(&rx->dmabuf,
+						     ndm.cfg.buffer_size) :
+		      devmem_dmabuf_new_udmabuf(&rx->dmabuf,
 						ndm.cfg.buffer_size);
 		if (!err)
 			err = devmem_dmabuf_map(rx->dmabuf, DEVMEM_ACCESS_READ,
@@ -158,18 +162,20 @@ ncclResult_t ndm_rx_setup(void)
 		queues[n++] = q;
 	err = devmem_binding_new_rx_flags(&rx->binding, ndm.cfg.ifindex,
 					  queues, n,
-					  devmem_dmabuf_fd(rx->dmabuf), 0, 0);
+					  devmem_dmabuf_fd(rx->dmabuf),
+					  ndm.cfg.rx_page_size, 0);
 	if (err)
 		goto fail;
 	rx->ok = true;
 	rx->next_queue = ndm.cfg.queue_first;
 	NDM_INFO(NCCL_INIT | NCCL_NET,
-		 "devmem: rx queues %u-%u of %s bound to %zu MiB of %s memory (binding %u, %zu buffers)",
+		 "devmem: rx queues %u-%u of %s bound to %zu MiB of %s memory (binding %u, %zu buffers of %zu bytes)",
 		 ndm.cfg.queue_first, ndm.cfg.queue_last, ndm.cfg.ifname,
 		 ndm.cfg.buffer_size >> 20,
 		 ndm.cfg.buffer == NDM_BUFFER_CUDA ? "GPU" : "host (udmabuf)",
 		 devmem_binding_id(rx->binding),
-		 devmem_binding_buffers(rx->binding));
+		 devmem_binding_buffers(rx->binding),
+		 devmem_binding_buffer_size(rx->binding));
 	return ncclSuccess;
 
 fail:

@@ -142,6 +142,11 @@ refused() {
 	refused NCCL_DEVMEM_BUFFER_SIZE=1048575 "NCCL_DEVMEM_BUFFER_SIZE=1048575: out of range (1048576 to 4294967296 bytes)"
 	refused NCCL_DEVMEM_BUFFER_SIZE=99999999999999999999 "NCCL_DEVMEM_BUFFER_SIZE=99999999999999999999: not a size (digits, then K, M or G)"
 	refused NCCL_DEVMEM_BUFFER_SIZE=1049600 "NCCL_DEVMEM_BUFFER_SIZE=1049600: not a multiple of 4096"
+	refused NCCL_DEVMEM_RX_PAGE_SIZE=12K "NCCL_DEVMEM_RX_PAGE_SIZE=12K: not a power of two"
+	refused NCCL_DEVMEM_RX_PAGE_SIZE=4097 "NCCL_DEVMEM_RX_PAGE_SIZE=4097: not a multiple of 4096"
+	refused NCCL_DEVMEM_RX_PAGE_SIZE=4M "NCCL_DEVMEM_RX_PAGE_SIZE=4M: out of range (4096 to 2097152 bytes)"
+	NCCL_DEVMEM_BUFFER=udmabuf NCCL_DEVMEM_RX_PAGE_SIZE=16K \
+		refused NCCL_DEVMEM_BUFFER_SIZE=3M "NCCL_DEVMEM_BUFFER_SIZE=3M: not a multiple of 2M, which a udmabuf of huge pages needs (NCCL_DEVMEM_RX_PAGE_SIZE)"
 	refused NCCL_DEVMEM_COPY_BUFFER_SIZE=4M "NCCL_DEVMEM_COPY_BUFFER_SIZE=4M: out of range (8388608 to 4294967296 bytes)"
 	refused NCCL_DEVMEM_NSOCKS=0 "NCCL_DEVMEM_NSOCKS=0: not a number from 1 to 8"
 	refused NCCL_DEVMEM_NSOCKS=9 "NCCL_DEVMEM_NSOCKS=9: not a number from 1 to 8"
@@ -189,7 +194,7 @@ refused() {
 	h --sizes 1
 	[ "$status" -eq 0 ]
 	local v
-	for v in IFNAME MODE QUEUES BUFFER BUFFER_SIZE COPY_BUFFER_SIZE NSOCKS GPU TRACE; do
+	for v in IFNAME MODE QUEUES BUFFER BUFFER_SIZE RX_PAGE_SIZE COPY_BUFFER_SIZE NSOCKS GPU TRACE; do
 		[[ $stderr == *"INFO NET/devmem : NCCL_DEVMEM_$v="* ]]
 	done
 	[[ $stderr == *"INFO NET/devmem : device lo (index 1, 127.0.0.1, MTU 65536), mode auto, 2 data socket(s) per comm, messages of up to 4194304 bytes"* ]]
