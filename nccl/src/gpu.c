@@ -184,36 +184,36 @@ void ndm_stream_free(void **stream)
 	*stream = NULL;
 }
 
-ncclResult_t ndm_copy_to(void **stream, void *dst, int type, const void *src,
-			 size_t len)
+/* A copy between host memory and memory of @type: to it, or from it. */
+static ncclResult_t ndm_copy(void **stream, bool to, void *host, void *mem,
+			     int type, size_t len)
 {
+	int res;
+
 	if (!len)
 		return ncclSuccess;
 	if (!(type & NCCL_PTR_CUDA)) {
-		memcpy(dst, src, len);
+		memcpy(to ? mem : host, to ? host : mem, len);
 		return ncclSuccess;
 	}
-	if (ndm_copy_stream(stream) ||
-	    ndm_gpu_check(ndm.gpu.memcpy_htod_async((uintptr_t)dst, src, len,
-						     *stream), "cuMemcpyHtoDAsync"))
+	if (ndm_copy_stream(stream))
+		return ncclUnhandledCudaError;
+	res = to ? ndm.gpu.memcpy_htod_async((uintptr_t)mem, host, len, *stream) :
+		   ndm.gpu.memcpy_dtoh_async(host, (uintptr_t)mem, len, *stream);
+	if (ndm_gpu_check(res, to ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync"))
 		return ncclUnhandledCudaError;
 	return ndm_gpu_check(ndm.gpu.stream_synchronize(*stream),
 			     "cuStreamSynchronize");
 }
 
+ncclResult_t ndm_copy_to(void **stream, void *dst, int type, const void *src,
+			 size_t len)
+{
+	return ndm_copy(stream, true, (void *)src, dst, type, len);
+}
+
 ncclResult_t ndm_copy_from(void **stream, void *dst, const void *src, int type,
 			   size_t len)
 {
-	if (!len)
-		return ncclSuccess;
-	if (!(type & NCCL_PTR_CUDA)) {
-		memcpy(dst, src, len);
-		return ncclSuccess;
-	}
-	if (ndm_copy_stream(stream) ||
-	    ndm_gpu_check(ndm.gpu.memcpy_dtoh_async(dst, (uintptr_t)src, len,
-						     *stream), "cuMemcpyDtoHAsync"))
-		return ncclUnhandledCudaError;
-	return ndm_gpu_check(ndm.gpu.stream_synchronize(*stream),
-			     "cuStreamSynchronize");
+	return ndm_copy(stream, false, dst, (void *)src, type, len);
 }

@@ -90,29 +90,27 @@ static ncclResult_t ndm_check_dev(int dev)
 	return ncclInvalidArgument;
 }
 
-static void ndm_props(int *ptr, int *speed, int *port, float *latency,
-		      int *max_comms, int *max_recvs)
-{
-	*ptr = NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
-	*speed = ndm.speed;
-	*port = 0;
-	*latency = 0;
-	*max_comms = 65536;
-	*max_recvs = 1;
-}
+/* The fields v7 and v11 share, in both structs under the same names. */
+#define NDM_FILL_PROPERTIES(p)						\
+	do {								\
+		memset((p), 0, sizeof(*(p)));				\
+		(p)->name = ndm.cfg.ifname;				\
+		(p)->pciPath = ndm.pci_path[0] ? ndm.pci_path : NULL;	\
+		(p)->guid = (uint64_t)ndm.cfg.ifindex;			\
+		(p)->ptrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA |	\
+				  NCCL_PTR_DMABUF;			\
+		(p)->speed = ndm.speed;					\
+		(p)->maxComms = 65536;					\
+		(p)->maxRecvs = 1;					\
+		(p)->netDeviceType = NCCL_NET_DEVICE_UNPACK;		\
+		(p)->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;	\
+	} while (0)
 
 static ncclResult_t ndm_get_properties_v11(int dev, ncclNetProperties_v11_t *p)
 {
 	if (ndm_check_dev(dev))
 		return ncclInvalidArgument;
-	memset(p, 0, sizeof(*p));
-	p->name = ndm.cfg.ifname;
-	p->pciPath = ndm.pci_path[0] ? ndm.pci_path : NULL;
-	p->guid = (uint64_t)ndm.cfg.ifindex;
-	ndm_props(&p->ptrSupport, &p->speed, &p->port, &p->latency,
-		  &p->maxComms, &p->maxRecvs);
-	p->netDeviceType = NCCL_NET_DEVICE_UNPACK;
-	p->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
+	NDM_FILL_PROPERTIES(p);
 	p->vProps.ndevs = 1;
 	p->vProps.devs[0] = dev;
 	/* One receive is one unpack slot. */
@@ -126,14 +124,7 @@ static ncclResult_t ndm_get_properties_v7(int dev, ncclNetProperties_v7_t *p)
 {
 	if (ndm_check_dev(dev))
 		return ncclInvalidArgument;
-	memset(p, 0, sizeof(*p));
-	p->name = ndm.cfg.ifname;
-	p->pciPath = ndm.pci_path[0] ? ndm.pci_path : NULL;
-	p->guid = (uint64_t)ndm.cfg.ifindex;
-	ndm_props(&p->ptrSupport, &p->speed, &p->port, &p->latency,
-		  &p->maxComms, &p->maxRecvs);
-	p->netDeviceType = NCCL_NET_DEVICE_UNPACK;
-	p->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
+	NDM_FILL_PROPERTIES(p);
 	return ncclSuccess;
 }
 
