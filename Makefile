@@ -221,13 +221,14 @@ check-full: check
 
 # BENCH_ARGS: see bench/pair-throughput --help;
 # DEVMEM_BENCH_ARGS: see bench/devmem-rx-cpu --help;
-# DEVMEM_TX_BENCH_ARGS: see bench/devmem-tx-cpu/run --help
+# DEVMEM_TX_BENCH_ARGS: see bench/devmem-tx-cpu/run --help;
+# NCCL_BENCH_ARGS: see bench/nccl-throughput --help
 # BENCH_SCHED: normal (default) or rt, the VM's QEMU under SCHED_RR so
 # that host load does not preempt its vCPUs (root; bench/README.md).
 # The guest is told the host's TSC frequency (from the host's kernel log):
 # under TCG its own calibration often fails, and CPU times fall back to ticks.
 BENCH_SCHED ?= normal
-bench: ensure-deps progs bench-progs
+bench: ensure-deps progs bench-progs nccl
 	@case '$(BENCH_SCHED)' in normal|rt) ;; \
 	*) echo "make bench: BENCH_SCHED is normal or rt, not '$(BENCH_SCHED)'" >&2; exit 2 ;; esac
 	@scripts/kernel/build.sh normal
@@ -235,7 +236,7 @@ bench: ensure-deps progs bench-progs
 	chrt -r 1 true || { echo "make bench: BENCH_SCHED=rt needs root (CAP_SYS_NICE) for chrt -r" >&2; exit 2; }; fi; \
 	khz=$$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\{3\}\) MHz.*/\1\2/p' | head -n 1); \
 	VM_TIMEOUT=$${VM_TIMEOUT:-1500} VM_APPEND="tsc=reliable $${khz:+tsc_early_khz=$$khz} $(VM_APPEND)" $$sched selftests/vm/run -- \
-		'export BENCH_SCHED=$(BENCH_SCHED); bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS)'
+		'export BENCH_SCHED=$(BENCH_SCHED); bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS) && bench/nccl-throughput $(NCCL_BENCH_ARGS)'
 
 demo: ensure-deps tools progs
 	@scripts/kernel/build.sh normal
