@@ -65,6 +65,18 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	run env -u DEVMEM_VM "$REPO/bench/devmem-rx-cpu" -n 1
 	[ "$status" -eq 2 ]
 	[ "$output" = "devmem-rx-cpu: runs inside the test VM (make bench)" ]
+	run "$REPO/bench/nccl-throughput" --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Device-memory receive through the NCCL plugin against ncdevmem, over" ]
+	[ "${lines[-1]}" = "ratio plugin/ncdevmem. Timings under TCG are only meaningful as ratios." ]
+	run env -u DEVMEM_VM "$REPO/bench/nccl-throughput" -n 1
+	[ "$status" -eq 2 ]
+	[ "$output" = "nccl-throughput: runs inside the test VM (make bench)" ]
+	for s in 3M 0M 256 x; do
+		run env DEVMEM_VM=1 "$REPO/bench/nccl-throughput" -s "$s"
+		[ "$status" -eq 2 ]
+		[ "$output" = "nccl-throughput: bad -s '$s' (an even number of MiB, as 256M)" ]
+	done
 	# vCPUs: two, or none
 	for p in 1 0,1,2 x,1 "" 0,; do
 		run env DEVMEM_VM=1 "$REPO/bench/devmem-rx-cpu" -P "$p"
