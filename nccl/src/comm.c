@@ -158,6 +158,17 @@ err:
 	return res;
 }
 
+static void ndm_comm_init(struct ndm_comm *c)
+{
+	int i;
+
+	pthread_mutex_init(&c->lock, NULL);
+	c->efd = -1;
+	c->ctl = -1;
+	for (i = 0; i < NDM_MAX_SOCKS; i++)
+		c->fds[i] = -1;
+}
+
 ncclResult_t ndm_connect(int dev, void *handle, void **send_comm)
 {
 	struct ndm_handle h;
@@ -178,10 +189,10 @@ ncclResult_t ndm_connect(int dev, void *handle, void **send_comm)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ncclSystemError;
+	ndm_comm_init(c);
 	c->kind = NDM_REQ_SEND;
 	c->id = h.id;
 	c->nsocks = (int)h.nsocks;
-	c->ctl = -1;
 	for (i = 0; i < NDM_MAX_SOCKS; i++)
 		c->fds[i] = -1;
 	hello.nsocks = h.nsocks;
@@ -202,6 +213,10 @@ ncclResult_t ndm_connect(int dev, void *handle, void **send_comm)
 	if (send(c->ctl, &hello, sizeof(hello), MSG_NOSIGNAL) !=
 	    (ssize_t)sizeof(hello))
 		goto err;
+	if (ndm_io_start(c)) {
+		ndm_close_comm(c);
+		return ncclSystemError;
+	}
 	*send_comm = c;
 	return ncclSuccess;
 
@@ -347,6 +362,7 @@ static ncclResult_t ndm_recv_comm_new(struct ndm_listen *l,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ncclSystemError;
+	ndm_comm_init(c);
 	c->kind = NDM_REQ_RECV;
 	c->id = l->id;
 	c->ctl = l->ctl;
@@ -390,6 +406,8 @@ static ncclResult_t ndm_recv_comm_new(struct ndm_listen *l,
 			goto err;
 		c->uh->bounce_buf = (void *)(uintptr_t)c->ring.mem.dev;
 	}
+	if (ndm_io_start(c))
+		goto err;
 	*cp = c;
 	return ncclSuccess;
 
@@ -485,6 +503,7 @@ ncclResult_t ndm_close_comm(void *comm)
 
 	if (!c)
 		return ncclSuccess;
+	ndm_io_stop(c);
 	if (c->devmem)
 		ndm_recv_close_report(c);
 	ndm_comm_free_requests(c);
@@ -501,6 +520,7 @@ ncclResult_t ndm_close_comm(void *comm)
 		ndm_unsteer(c->rule_loc);
 	free(c->scratch);
 	ndm_stream_free(&c->stream);
+	pthread_mutex_destroy(&c->lock);
 	ndm_mapped_free(&c->unpack);
 	ndm_mapped_free(&c->ring.mem);
 	ndm_mapped_free(&c->stage.mem);

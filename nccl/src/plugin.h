@@ -282,6 +282,21 @@ struct ndm_comm {
 	struct ndm_ring stage;
 	void *stream;			/* the plugin's copies */
 	char err[160];			/* the first failure, sticky */
+	/*
+	 * The comm's I/O thread (io.c) moves the data sockets' bytes; NCCL's
+	 * proxy thread posts requests and finds them done. Everything above
+	 * is under @lock, which the I/O thread drops around its system
+	 * calls; a request's part is the I/O thread's while it has bytes
+	 * left. @efd wakes it.
+	 */
+	pthread_mutex_t lock;
+	pthread_t io;
+	bool io_running;
+	bool stop;
+	int efd;
+	/* recv: consumed tokens, for the I/O thread's recyclers */
+	struct devmem_frag *giveback[NDM_MAX_SOCKS];
+	size_t giveback_n[NDM_MAX_SOCKS], giveback_max[NDM_MAX_SOCKS];
 };
 
 struct ndm_listen {
@@ -327,6 +342,16 @@ ncclResult_t ndm_irecv(void *recv_comm, int n, void **data,
 ncclResult_t ndm_test(void *request, int *done, int *sizes);
 ncclResult_t ndm_consumed(void *recv_comm, int n, void *request);
 void ndm_comm_free_requests(struct ndm_comm *c);
+bool ndm_send_complete(const struct ndm_request *r);
+ncclResult_t ndm_record(struct ndm_comm *c, struct ndm_request *r,
+			uint64_t src_off, uint32_t len, uint64_t dst_off);
+ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
+			   const struct devmem_frag *f, int sock);
+
+/* io.c */
+ncclResult_t ndm_io_start(struct ndm_comm *c);
+void ndm_io_stop(struct ndm_comm *c);
+void ndm_io_kick(struct ndm_comm *c);
 ncclResult_t ndm_fail(struct ndm_comm *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

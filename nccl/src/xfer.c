@@ -19,8 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define NDM_RECV_CHUNK		(256U << 10)	/* c->scratch */
-#define NDM_TAG_SOCK_BITS	3
 
 static struct ndm_mr *ndm_mrs;	/* under ndm.lock */
 
@@ -211,89 +209,7 @@ static ncclResult_t ndm_too_big(const char *what, size_t size)
 /*
  * Send
  */
-static ncclResult_t ndm_send_part(struct ndm_comm *c, struct ndm_request *r,
-				  int i)
-{
-	struct ndm_part *p = &r->parts[i];
-	uint64_t left = p->len - p->done;
-	struct devmem_span span;
-	ssize_t n;
-
-	if (r->devmem) {
-		span.offset = r->mr->tx_offset +
-			      (uint64_t)((char *)r->data - (char *)r->mr->base) +
-			      p->off + p->done;
-		span.len = left;
-		n = devmem_send_tagged(c->sender[i], &span, 1,
-				       MSG_DONTWAIT | MSG_NOSIGNAL,
-				       (r->seq << NDM_TAG_SOCK_BITS) | (uint64_t)i);
-		if (n == -EAGAIN)
-			return ncclSuccess;
-		if (n < 0)
-			return ndm_fail(c, "devmem send: %s", devmem_last_error());
-	} else {
-		n = send(c->fds[i], r->src + p->off + p->done, left,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return ncclSuccess;
-		if (n < 0)
-			return ndm_fail(c, "send: %s", strerror(errno));
-	}
-	p->done += (uint64_t)n;
-	return ncclSuccess;
-}
-
-static ncclResult_t ndm_send_reap(struct ndm_comm *c, int i)
-{
-	struct devmem_send_completion done[16];
-	struct ndm_request *r;
-	ssize_t n, k;
-	uint64_t seq;
-
-	if (!c->sender[i])
-		return ncclSuccess;
-	do {
-		n = devmem_sender_reap_tagged(c->sender[i], done, 16, 0);
-		if (n < 0)
-			return ndm_fail(c, "send completions: %s",
-					devmem_last_error());
-		for (k = 0; k < n; k++) {
-			seq = done[k].tag >> NDM_TAG_SOCK_BITS;
-			r = &c->reqs[seq % NDM_MAX_REQUESTS];
-			if (!r->used || r->seq != seq)
-				return ndm_fail(c, "a send completion for no send");
-			r->parts[i].acked += done[k].bytes;
-		}
-	} while (n == 16);
-	return ncclSuccess;
-}
-
-static ncclResult_t ndm_send_progress(struct ndm_comm *c)
-{
-	struct ndm_request *r;
-	uint64_t s;
-	int i;
-
-	if (c->err[0])
-		return ncclSystemError;
-	for (i = 0; i < c->nsocks; i++) {
-		for (s = c->seq_head; s < c->seq_tail; s++) {
-			r = &c->reqs[s % NDM_MAX_REQUESTS];
-			if (!r->used || i >= r->nparts ||
-			    r->parts[i].done == r->parts[i].len)
-				continue;
-			if (ndm_send_part(c, r, i))
-				return ncclSystemError;
-			if (r->parts[i].done < r->parts[i].len)
-				break;	/* the socket is full */
-		}
-		if (ndm_send_reap(c, i))
-			return ncclSystemError;
-	}
-	return ncclSuccess;
-}
-
-static bool ndm_send_complete(const struct ndm_request *r)
+bool ndm_send_complete(const struct ndm_request *r)
 {
 	int i;
 
@@ -327,21 +243,18 @@ static ncclResult_t ndm_send_devmem(struct ndm_comm *c, struct ndm_request *r)
 	return ncclSuccess;
 }
 
-ncclResult_t ndm_isend(void *send_comm, void *data, size_t size, int tag,
-		       void *mhandle, void **request)
+static ncclResult_t ndm_isend_locked(struct ndm_comm *c, void *data,
+				     size_t size, int tag, void *mhandle,
+				     void **request)
 {
-	struct ndm_comm *c = send_comm;
 	struct ndm_msg_hdr hdr = { .magic = NDM_MAGIC, .tag = tag, .size = size };
 	struct ndm_request *r;
 
-	*request = NULL;
 	if (c->err[0])
 		return ncclSystemError;
-	if (size > ndm.max_msg)
-		return ndm_too_big("isend", size);
 	r = ndm_req_new(c);
 	if (!r)
-		return ndm_send_progress(c);	/* NCCL asks again */
+		return ncclSuccess;	/* NCCL asks again */
 	r->mr = mhandle;
 	r->data = data;
 	r->size = size;
@@ -358,7 +271,7 @@ ncclResult_t ndm_isend(void *send_comm, void *data, size_t size, int tag,
 			/* Not yet: give the request back, NCCL asks again. */
 			r->used = false;
 			c->seq_tail--;
-			return ndm_send_progress(c);
+			return ncclSuccess;
 		}
 		r->staged = true;
 		r->src = (char *)c->stage.mem.host + r->stage_off;
@@ -370,7 +283,24 @@ ncclResult_t ndm_isend(void *send_comm, void *data, size_t size, int tag,
 		return ndm_fail(c, "control socket: %s", strerror(errno));
 	ndm_split(r, size, c->nsocks);
 	*request = r;
-	return ndm_send_progress(c);
+	return ncclSuccess;
+}
+
+ncclResult_t ndm_isend(void *send_comm, void *data, size_t size, int tag,
+		       void *mhandle, void **request)
+{
+	struct ndm_comm *c = send_comm;
+	ncclResult_t res;
+
+	*request = NULL;
+	if (size > ndm.max_msg)
+		return ndm_too_big("isend", size);
+	pthread_mutex_lock(&c->lock);
+	res = ndm_isend_locked(c, data, size, tag, mhandle, request);
+	pthread_mutex_unlock(&c->lock);
+	if (*request)
+		ndm_io_kick(c);
+	return res;
 }
 
 /*
@@ -384,8 +314,8 @@ static void ndm_publish(struct ndm_comm *c, struct ndm_request *r)
 	__sync_synchronize();
 }
 
-static ncclResult_t ndm_record(struct ndm_comm *c, struct ndm_request *r,
-			       uint64_t src_off, uint32_t len, uint64_t dst_off)
+ncclResult_t ndm_record(struct ndm_comm *c, struct ndm_request *r,
+			uint64_t src_off, uint32_t len, uint64_t dst_off)
 {
 	struct nccl_unpack_record *rec;
 
@@ -400,8 +330,8 @@ static ncclResult_t ndm_record(struct ndm_comm *c, struct ndm_request *r,
 	return ncclSuccess;
 }
 
-static ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
-				  const struct devmem_frag *f, int sock)
+ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
+			   const struct devmem_frag *f, int sock)
 {
 	size_t max;
 	void *p, *q;
@@ -420,75 +350,6 @@ static ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
 	}
 	r->frags[r->nr_frags] = *f;
 	r->frag_sock[r->nr_frags++] = (uint8_t)sock;
-	return ncclSuccess;
-}
-
-static ncclResult_t ndm_recv_devmem(struct ndm_comm *c, struct ndm_request *r,
-				    int i, bool *more)
-{
-	struct ndm_part *p = &r->parts[i];
-	struct devmem_rx_result res = { .size = sizeof(res) };
-	uint64_t left = p->len - p->done, dst;
-	const struct devmem_seg *seg;
-	size_t k;
-	ssize_t n;
-	int type = r->mr ? r->mr->type : NCCL_PTR_HOST;
-
-	n = devmem_recv(c->rx[i], c->fds[i], c->scratch,
-			left < NDM_RECV_CHUNK ? left : NDM_RECV_CHUNK,
-			MSG_DONTWAIT, &res);
-	if (n == -EAGAIN || n == -EINTR)
-		return ncclSuccess;
-	if (n < 0)
-		return ndm_fail(c, "devmem receive: %s", devmem_last_error());
-	if (n == 0)
-		return ndm_fail(c, "the peer closed data socket %d", i);
-	if (res.host_bytes && !c->warned_plain) {
-		c->warned_plain = true;
-		NDM_INFO(NCCL_NET, "comm %#llx: data socket %d gets bytes in host memory (a card that splits late, or a flow not steered to the bound queues): the plugin copies them",
-			 (unsigned long long)c->id, i);
-	}
-	for (k = 0; k < res.nr_segs; k++) {
-		seg = &res.segs[k];
-		dst = p->off + p->done;
-		if (seg->type == DEVMEM_SEG_HOST) {
-			if (ndm_copy_to(&c->stream, (char *)r->data + dst, type,
-					seg->host,
-					seg->len))
-				return ndm_fail(c, "copying received bytes failed");
-		} else {
-			if (seg->frag.dmabuf_id !=
-			    devmem_binding_id(ndm.rx.binding))
-				return ndm_fail(c, "a fragment of binding %u, not %u",
-						seg->frag.dmabuf_id,
-						devmem_binding_id(ndm.rx.binding));
-			c->frags_in++;
-			if (ndm_keep_frag(c, r, &seg->frag, i) ||
-			    ndm_record(c, r, seg->frag.offset, seg->len, dst))
-				return ncclSystemError;
-		}
-		p->done += seg->len;
-	}
-	*more = true;
-	return ncclSuccess;
-}
-
-static ncclResult_t ndm_recv_copy(struct ndm_comm *c, struct ndm_request *r,
-				  int i, bool *more)
-{
-	struct ndm_part *p = &r->parts[i];
-	ssize_t n;
-
-	n = recv(c->fds[i], (char *)c->ring.mem.host + r->ring_off + p->off +
-		 p->done, p->len - p->done, MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return ncclSuccess;
-	if (n < 0)
-		return ndm_fail(c, "receive: %s", strerror(errno));
-	if (n == 0)
-		return ndm_fail(c, "the peer closed data socket %d", i);
-	p->done += (uint64_t)n;
-	*more = true;
 	return ncclSuccess;
 }
 
@@ -569,16 +430,12 @@ static ncclResult_t ndm_recv_finish(struct ndm_comm *c, struct ndm_request *r)
  * receive needs, and NCCL gives nothing back before the oldest is done.
  * Say so once; the peer may only be slow.
  */
-static void ndm_recv_watch(struct ndm_comm *c, bool moved)
+static void ndm_recv_watch(struct ndm_comm *c)
 {
 	struct timespec now;
 	uint64_t held, buffers;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (moved || !c->last_data.tv_sec) {
-		c->last_data = now;
-		return;
-	}
 	if (c->warned_stall || c->seq_head == c->seq_tail ||
 	    now.tv_sec - c->last_data.tv_sec < NDM_STALL_SECONDS)
 		return;
@@ -593,13 +450,13 @@ static void ndm_recv_watch(struct ndm_comm *c, bool moved)
 		 ndm.cfg.ifname);
 }
 
+/* The proxy's part, under c->lock: headers in, finished receives out. */
 static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
 {
-	bool moved_any = false;
 	struct ndm_request *r;
-	bool more;
+	bool posted = false;
 	uint64_t s;
-	int i, got;
+	int got;
 
 	if (c->err[0])
 		return ncclSystemError;
@@ -612,34 +469,18 @@ static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
 			return ncclSystemError;
 		if (!got)
 			break;
+		posted = true;
 	}
-	for (i = 0; i < c->nsocks; i++) {
-		for (s = c->seq_head; s < c->seq_tail; s++) {
-			r = &c->reqs[s % NDM_MAX_REQUESTS];
-			if (!r->hdr_done)
-				break;
-			if (r->complete || i >= r->nparts ||
-			    r->parts[i].done == r->parts[i].len)
-				continue;
-			do {
-				more = false;
-				if ((c->devmem ? ndm_recv_devmem :
-				     ndm_recv_copy)(c, r, i, &more))
-					return ncclSystemError;
-				moved_any |= more;
-			} while (more && r->parts[i].done < r->parts[i].len);
-			if (r->parts[i].done < r->parts[i].len)
-				break;	/* nothing more on this socket */
-		}
-	}
+	if (posted)
+		ndm_io_kick(c);
 	for (s = c->seq_head; s < c->seq_tail; s++) {
 		r = &c->reqs[s % NDM_MAX_REQUESTS];
 		if (r->hdr_done && !r->complete && ndm_recv_finish(c, r))
 			return ncclSystemError;
 	}
 	if (c->devmem)
-		ndm_recv_watch(c, moved_any);
-	return ncclSuccess;
+		ndm_recv_watch(c);
+	return c->err[0] ? ncclSystemError : ncclSuccess;
 }
 
 ncclResult_t ndm_irecv(void *recv_comm, int n, void **data,
@@ -648,58 +489,87 @@ ncclResult_t ndm_irecv(void *recv_comm, int n, void **data,
 {
 	struct ndm_comm *c = recv_comm;
 	struct ndm_request *r;
+	ncclResult_t res;
 
 	*request = NULL;
-	if (c->err[0])
-		return ncclSystemError;
 	if (n != 1) {
 		NDM_WARN("irecv: %d receives in one call (the plugin takes 1)", n);
 		return ncclInvalidArgument;
 	}
 	if (sizes[0] > ndm.max_msg)
 		return ndm_too_big("irecv", sizes[0]);
-	r = ndm_req_new(c);
-	if (!r)
-		return ndm_recv_progress(c);	/* NCCL asks again */
-	r->data = data[0];
-	r->size = sizes[0];
-	r->tag = tags[0];
-	r->mr = mhandles ? mhandles[0] : NULL;
-	*request = r;
-	return ndm_recv_progress(c);
+	pthread_mutex_lock(&c->lock);
+	r = c->err[0] ? NULL : ndm_req_new(c);
+	if (r) {
+		r->data = data[0];
+		r->size = sizes[0];
+		r->tag = tags[0];
+		r->mr = mhandles ? mhandles[0] : NULL;
+		*request = r;
+	}
+	res = ndm_recv_progress(c);	/* none free: NCCL asks again */
+	pthread_mutex_unlock(&c->lock);
+	return res;
 }
 
 ncclResult_t ndm_test(void *request, int *done, int *sizes)
 {
 	struct ndm_request *r = request;
 	struct ndm_comm *c = r->comm;
+	ncclResult_t res = ncclSuccess;
 
 	*done = 0;
+	pthread_mutex_lock(&c->lock);
 	if (r->kind == NDM_REQ_SEND) {
-		if (ndm_send_progress(c))
-			return ncclSystemError;
-		if (!ndm_send_complete(r))
-			return ncclSuccess;
-		if (getenv("NCCL_DEVMEM_TRACE"))
-			NDM_INFO(NCCL_NET, "comm %#llx: send %llu (tag %d) done: %llu bytes%s",
-				 (unsigned long long)c->id,
-				 (unsigned long long)r->seq, r->tag,
-				 (unsigned long long)r->size,
-				 r->devmem ? " from device memory" :
-				 r->staged ? " staged" : "");
-		if (sizes)
-			sizes[0] = (int)r->size;
-		*done = 1;
-		ndm_req_done(r);
-		return ncclSuccess;
+		if (c->err[0]) {
+			res = ncclSystemError;
+		} else if (ndm_send_complete(r)) {
+			if (getenv("NCCL_DEVMEM_TRACE"))
+				NDM_INFO(NCCL_NET, "comm %#llx: send %llu (tag %d) done: %llu bytes%s",
+					 (unsigned long long)c->id,
+					 (unsigned long long)r->seq, r->tag,
+					 (unsigned long long)r->size,
+					 r->devmem ? " from device memory" :
+					 r->staged ? " staged" : "");
+			if (sizes)
+				sizes[0] = (int)r->size;
+			*done = 1;
+			ndm_req_done(r);
+		}
+	} else {
+		if (!r->complete)
+			res = ndm_recv_progress(c);
+		if (r->complete) {
+			if (sizes)
+				sizes[0] = (int)r->msg_size;
+			*done = 1;
+			res = ncclSuccess;
+		}
 	}
-	if (!r->complete && ndm_recv_progress(c))
-		return ncclSystemError;
-	if (!r->complete)
-		return ncclSuccess;
-	if (sizes)
-		sizes[0] = (int)r->msg_size;
-	*done = 1;
+	pthread_mutex_unlock(&c->lock);
+	return res;
+}
+
+/* The request's tokens, for the I/O thread to give back (under c->lock). */
+static ncclResult_t ndm_giveback(struct ndm_comm *c, struct ndm_request *r)
+{
+	size_t k, max;
+	int i;
+	void *p;
+
+	for (k = 0; k < r->nr_frags; k++) {
+		i = r->frag_sock[k];
+		if (c->giveback_n[i] == c->giveback_max[i]) {
+			max = c->giveback_max[i] ? c->giveback_max[i] * 2 : 256;
+			p = realloc(c->giveback[i], max * sizeof(*c->giveback[i]));
+			if (!p)
+				return ndm_fail(c, "out of memory");
+			c->giveback[i] = p;
+			c->giveback_max[i] = max;
+		}
+		c->giveback[i][c->giveback_n[i]++] = r->frags[k];
+	}
+	r->nr_frags = 0;
 	return ncclSuccess;
 }
 
@@ -707,26 +577,23 @@ ncclResult_t ndm_consumed(void *recv_comm, int n, void *request)
 {
 	struct ndm_comm *c = recv_comm;
 	struct ndm_request *r = request;
-	size_t k;
-	int err;
+	ncclResult_t res;
 
+	pthread_mutex_lock(&c->lock);
 	if (n != 1 || !r || r->comm != c || !r->used || !r->complete ||
 	    r->seq != c->seq_head) {
+		pthread_mutex_unlock(&c->lock);
 		NDM_WARN("irecvConsumed: not the oldest finished receive of this comm");
 		return ncclInternalError;
 	}
-	for (k = 0; k < r->nr_frags; k++) {
-		err = devmem_recycler_add(c->rc[r->frag_sock[k]],
-					  r->frags[k].token);
-		if (err && err != -ENOMEM)
-			return ndm_fail(c, "giving buffers back: %s",
-					devmem_last_error());
-	}
-	r->nr_frags = 0;
+	res = ndm_giveback(c, r);
 	if (getenv("NCCL_DEVMEM_TRACE"))
 		NDM_INFO(NCCL_NET, "comm %#llx: receive %llu consumed; NCCL's head %llu",
 			 (unsigned long long)c->id, (unsigned long long)r->seq,
 			 (unsigned long long)c->uh->head);
 	ndm_req_done(r);
-	return ncclSuccess;
+	pthread_mutex_unlock(&c->lock);
+	if (c->devmem)
+		ndm_io_kick(c);	/* buffers to give back */
+	return res;
 }

@@ -54,6 +54,12 @@ static int fake_allocs;
 static int fake_event_polls;
 static int fake_launches[2];	/* list in place, in the parameters */
 
+/* Callers may be several threads (the NCCL plugin's harness). */
+static int fake_count(int *counter, int by)
+{
+	return __atomic_add_fetch(counter, by, __ATOMIC_SEQ_CST);
+}
+
 static int fake(const char *what)
 {
 	const char *env = getenv("FAKE_CUDA");
@@ -108,16 +114,14 @@ int cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
 	(void)dev;
 	*ctx = &fake_ctx_refs;
-	fake_ctx_refs++;
-	fake_log("ctx+ %llu", (unsigned long long)fake_ctx_refs);
+	fake_log("ctx+ %llu", (unsigned long long)fake_count(&fake_ctx_refs, 1));
 	return CUDA_SUCCESS;
 }
 
 int cuDevicePrimaryCtxRelease_v2(int dev)
 {
 	(void)dev;
-	fake_ctx_refs--;
-	fake_log("ctx- %llu", (unsigned long long)fake_ctx_refs);
+	fake_log("ctx- %llu", (unsigned long long)fake_count(&fake_ctx_refs, -1));
 	return CUDA_SUCCESS;
 }
 
@@ -144,8 +148,7 @@ int cuMemAlloc_v2(cu_deviceptr *ptr, size_t size)
 	p = aligned_alloc(4096, (size + 4096 + 4095) / 4096 * 4096);
 	if (!p)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	fake_allocs++;
-	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	fake_log("alloc %llu", (unsigned long long)fake_count(&fake_allocs, 1));
 	if (fake("unaligned") && !unaligned_done) {
 		unaligned_done = 1;
 		p += 256;	/* freed through the offset below */
@@ -156,8 +159,7 @@ int cuMemAlloc_v2(cu_deviceptr *ptr, size_t size)
 
 int cuMemFree_v2(cu_deviceptr ptr)
 {
-	fake_allocs--;
-	fake_log("free %llu", (unsigned long long)fake_allocs);
+	fake_log("free %llu", (unsigned long long)fake_count(&fake_allocs, -1));
 	free((void *)(uintptr_t)(ptr & ~4095ULL));
 	return CUDA_SUCCESS;
 }
@@ -169,15 +171,13 @@ int cuMemAllocHost_v2(void **ptr, size_t size)
 	*ptr = malloc(size);
 	if (!*ptr)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	fake_allocs++;
-	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	fake_log("alloc %llu", (unsigned long long)fake_count(&fake_allocs, 1));
 	return CUDA_SUCCESS;
 }
 
 int cuMemFreeHost(void *ptr)
 {
-	fake_allocs--;
-	fake_log("free %llu", (unsigned long long)fake_allocs);
+	fake_log("free %llu", (unsigned long long)fake_count(&fake_allocs, -1));
 	free(ptr);
 	return CUDA_SUCCESS;
 }
@@ -203,16 +203,14 @@ int cuMemHostRegister_v2(void *ptr, size_t size, unsigned int flags)
 	(void)flags;
 	if (!ptr || !size)
 		return CUDA_ERROR_INVALID_VALUE;
-	fake_allocs++;
-	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	fake_log("alloc %llu", (unsigned long long)fake_count(&fake_allocs, 1));
 	return CUDA_SUCCESS;
 }
 
 int cuMemHostUnregister(void *ptr)
 {
 	(void)ptr;
-	fake_allocs--;
-	fake_log("free %llu", (unsigned long long)fake_allocs);
+	fake_log("free %llu", (unsigned long long)fake_count(&fake_allocs, -1));
 	return CUDA_SUCCESS;
 }
 
@@ -230,15 +228,13 @@ int cuStreamCreate(void **stream, unsigned int flags)
 	*stream = malloc(1);
 	if (!*stream)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	fake_allocs++;
-	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	fake_log("alloc %llu", (unsigned long long)fake_count(&fake_allocs, 1));
 	return CUDA_SUCCESS;
 }
 
 int cuStreamDestroy_v2(void *stream)
 {
-	fake_allocs--;
-	fake_log("free %llu", (unsigned long long)fake_allocs);
+	fake_log("free %llu", (unsigned long long)fake_count(&fake_allocs, -1));
 	free(stream);
 	return CUDA_SUCCESS;
 }
@@ -294,16 +290,14 @@ int cuModuleLoadData(void **mod, const void *image)
 	if (magic != FAKE_FATBIN_MAGIC)
 		return CUDA_ERROR_INVALID_IMAGE;
 	*mod = &fake_allocs;
-	fake_allocs++;
-	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	fake_log("alloc %llu", (unsigned long long)fake_count(&fake_allocs, 1));
 	return CUDA_SUCCESS;
 }
 
 int cuModuleUnload(void *mod)
 {
 	(void)mod;
-	fake_allocs--;
-	fake_log("free %llu", (unsigned long long)fake_allocs);
+	fake_log("free %llu", (unsigned long long)fake_count(&fake_allocs, -1));
 	return CUDA_SUCCESS;
 }
 
@@ -364,16 +358,14 @@ int cuEventCreate(void **ev, unsigned int flags)
 {
 	(void)flags;
 	*ev = &fake_event_polls;
-	fake_allocs++;
-	fake_log("alloc %llu", (unsigned long long)fake_allocs);
+	fake_log("alloc %llu", (unsigned long long)fake_count(&fake_allocs, 1));
 	return CUDA_SUCCESS;
 }
 
 int cuEventDestroy_v2(void *ev)
 {
 	(void)ev;
-	fake_allocs--;
-	fake_log("free %llu", (unsigned long long)fake_allocs);
+	fake_log("free %llu", (unsigned long long)fake_count(&fake_allocs, -1));
 	return CUDA_SUCCESS;
 }
 

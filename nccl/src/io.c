@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR MIT)
+/*
+ * A comm's I/O thread: it moves the bytes of the data sockets, as NCCL's
+ * own socket transport does in its helper threads, so that NCCL's one
+ * proxy thread per rank only posts requests and finds them done, and the
+ * comms of a rank copy in parallel. Per socket it takes the oldest
+ * request whose part there has bytes left, moves what the socket takes
+ * without waiting, and when no socket moved anything, waits in poll()
+ * for the sockets it needs and for the proxy's kick. The comm's lock is
+ * dropped around every system call; a part with bytes left is this
+ * thread's alone.
+ */
+#include "plugin.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define NDM_RECV_CHUNK		(256U << 10)	/* c->scratch */
+#define NDM_TAG_SOCK_BITS	3
+
+void ndm_io_kick(struct ndm_comm *c)
+{
+	uint64_t one = 1;
+
+	if (c->efd >= 0 && write(c->efd, &one, sizeof(one)) < 0) {
+		/* a full counter already wakes the thread */
+	}
+}
+
+/* The oldest request with bytes left to move on socket @i. */
+static struct ndm_request *ndm_io_next(struct ndm_comm *c, int i)
+{
+	struct ndm_request *r;
+	uint64_t s;
+
+	for (s = c->seq_head; s < c->seq_tail; s++) {
+		r = &c->reqs[s % NDM_MAX_REQUESTS];
+		if (!r->used)
+			continue;
+		if (c->kind == NDM_REQ_RECV && !r->hdr_done)
+			return NULL;	/* later ones have no header either */
+		if (i < r->nparts && r->parts[i].done < r->parts[i].len)
+			return r;
+	}
+	return NULL;
+}
+
+static void ndm_io_acks(struct ndm_comm *c, int i, bool *moved)
+{
+	struct devmem_send_completion done[16];
+	struct devmem_sender *s = c->sender[i];
+	struct ndm_request *r;
+	uint64_t seq;
+	ssize_t n, k;
+
+	do {
+		pthread_mutex_unlock(&c->lock);
+		n = devmem_sender_reap_tagged(s, done, 16, 0);
+		pthread_mutex_lock(&c->lock);
+		if (n < 0) {
+			ndm_fail(c, "send completions: %s", devmem_last_error());
+			return;
+		}
+		for (k = 0; k < n; k++) {
+			seq = done[k].tag >> NDM_TAG_SOCK_BITS;
+			r = &c->reqs[seq % NDM_MAX_REQUESTS];
+			if (!r->used || r->seq != seq) {
+				ndm_fail(c, "a send completion for no send");
+				return;
+			}
+			r->parts[i].acked += done[k].bytes;
+			*moved = true;
+		}
+	} while (n == 16);
+}
+
+/* One step on sending socket @i; POLLOUT in *@events when it is full. */
+static void ndm_io_send(struct ndm_comm *c, int i, short *events, bool *moved)
+{
+	struct ndm_request *r = ndm_io_next(c, i);
+	struct devmem_span span;
+	struct ndm_part *p;
+	const char *buf;
+	uint64_t tag;
+	ssize_t n;
+	int err;
+
+	if (r) {
+		p = &r->parts[i];
+		if (r->devmem) {
+			span.offset = r->mr->tx_offset +
+				      (uint64_t)((char *)r->data -
+						 (char *)r->mr->base) +
+				      p->off + p->done;
+			span.len = p->len - p->done;
+			tag = (r->seq << NDM_TAG_SOCK_BITS) | (uint64_t)i;
+			pthread_mutex_unlock(&c->lock);
+			n = devmem_send_tagged(c->sender[i], &span, 1,
+					       MSG_DONTWAIT | MSG_NOSIGNAL, tag);
+			err = n < 0 ? (int)-n : 0;
+		} else {
+			buf = r->src + p->off + p->done;
+			pthread_mutex_unlock(&c->lock);
+			n = send(c->fds[i], buf, p->len - p->done,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			err = n < 0 ? errno : 0;
+		}
+		pthread_mutex_lock(&c->lock);
+		if (n > 0) {
+			p->done += (uint64_t)n;
+			*moved = true;
+		} else if (err == EAGAIN || err == EINTR) {
+			*events |= POLLOUT;
+		} else {
+			ndm_fail(c, "%s: %s", r->devmem ? "devmem send" : "send",
+				 r->devmem ? devmem_last_error() :
+				 strerror(err));
+			return;
+		}
+	}
+	/* Reports of devmem sends come on the error queue (POLLERR). */
+	if (c->sender[i] && devmem_sender_pending(c->sender[i]))
+		ndm_io_acks(c, i, moved);
+}
+
+/* Tokens NCCL has consumed go back through the socket's recycler, which
+ * only this thread uses (a receive may flush it).
+ */
+static void ndm_io_giveback(struct ndm_comm *c, int i)
+{
+	struct devmem_frag *frags = c->giveback[i];
+	size_t n = c->giveback_n[i], max = c->giveback_max[i];
+	int err;
+
+	if (!n)
+		return;
+	c->giveback[i] = NULL;
+	c->giveback_n[i] = c->giveback_max[i] = 0;
+	pthread_mutex_unlock(&c->lock);
+	err = devmem_recycler_add_frags(c->rc[i], frags, n);
+	pthread_mutex_lock(&c->lock);
+	if (err && err != -ENOMEM)
+		ndm_fail(c, "giving buffers back: %s", devmem_last_error());
+	/* keep the array for the next ones */
+	if (!c->giveback[i]) {
+		c->giveback[i] = frags;
+		c->giveback_max[i] = max;
+	} else {
+		free(frags);
+	}
+}
+
+static void ndm_io_devmem_segs(struct ndm_comm *c, struct ndm_request *r,
+			       int i, const struct devmem_rx_result *res)
+{
+	struct ndm_part *p = &r->parts[i];
+	int type = r->mr ? r->mr->type : NCCL_PTR_HOST;
+	const struct devmem_seg *seg;
+	uint64_t dst;
+	size_t k;
+
+	if (res->host_bytes && !c->warned_plain) {
+		c->warned_plain = true;
+		NDM_INFO(NCCL_NET, "comm %#llx: data socket %d gets bytes in host memory (a card that splits late, or a flow not steered to the bound queues): the plugin copies them",
+			 (unsigned long long)c->id, i);
+	}
+	for (k = 0; k < res->nr_segs; k++) {
+		seg = &res->segs[k];
+		dst = p->off + p->done;
+		if (seg->type == DEVMEM_SEG_HOST) {
+			if (ndm_copy_to(&c->stream, (char *)r->data + dst, type,
+					seg->host, seg->len)) {
+				ndm_fail(c, "copying received bytes failed");
+				return;
+			}
+		} else {
+			if (seg->frag.dmabuf_id !=
+			    devmem_binding_id(ndm.rx.binding)) {
+				ndm_fail(c, "a fragment of binding %u, not %u",
+					 seg->frag.dmabuf_id,
+					 devmem_binding_id(ndm.rx.binding));
+				return;
+			}
+			c->frags_in++;
+			if (ndm_keep_frag(c, r, &seg->frag, i) ||
+			    ndm_record(c, r, seg->frag.offset, seg->len, dst))
+				return;
+		}
+		p->done += seg->len;
+	}
+}
+
+/* One step on receiving socket @i; POLLIN in *@events when it is empty. */
+static void ndm_io_recv(struct ndm_comm *c, int i, short *events, bool *moved)
+{
+	struct devmem_rx_result res = { .size = sizeof(res) };
+	struct ndm_request *r;
+	struct ndm_part *p;
+	uint64_t left;
+	ssize_t n;
+	char *buf;
+	int err;
+
+	if (c->devmem)
+		ndm_io_giveback(c, i);
+	r = ndm_io_next(c, i);
+	if (!r || c->err[0])
+		return;
+	p = &r->parts[i];
+	left = p->len - p->done;
+	if (c->devmem) {
+		pthread_mutex_unlock(&c->lock);
+		n = devmem_recv(c->rx[i], c->fds[i], c->scratch,
+				left < NDM_RECV_CHUNK ? left : NDM_RECV_CHUNK,
+				MSG_DONTWAIT, &res);
+		err = n < 0 ? (int)-n : 0;
+	} else {
+		buf = (char *)c->ring.mem.host + r->ring_off + p->off + p->done;
+		pthread_mutex_unlock(&c->lock);
+		n = recv(c->fds[i], buf, left, MSG_DONTWAIT);
+		err = n < 0 ? errno : 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (n == 0) {
+		ndm_fail(c, "the peer closed data socket %d", i);
+	} else if (n < 0 && (err == EAGAIN || err == EINTR)) {
+		*events |= POLLIN;
+	} else if (n < 0) {
+		ndm_fail(c, "%s: %s", c->devmem ? "devmem receive" : "receive",
+			 c->devmem ? devmem_last_error() : strerror(err));
+	} else {
+		if (c->devmem)
+			ndm_io_devmem_segs(c, r, i, &res);
+		else
+			p->done += (uint64_t)n;
+		clock_gettime(CLOCK_MONOTONIC, &c->last_data);
+		*moved = true;
+	}
+}
+
+static void *ndm_io_main(void *arg)
+{
+	struct pollfd pf[NDM_MAX_SOCKS + 1];
+	struct ndm_comm *c = arg;
+	short events[NDM_MAX_SOCKS];
+	uint64_t count;
+	bool moved;
+	int i, n;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->stop) {
+		moved = false;
+		for (i = 0; i < c->nsocks && !c->err[0]; i++) {
+			events[i] = 0;
+			if (c->kind == NDM_REQ_SEND)
+				ndm_io_send(c, i, &events[i], &moved);
+			else
+				ndm_io_recv(c, i, &events[i], &moved);
+		}
+		if (moved && !c->err[0])
+			continue;
+		pf[0].fd = c->efd;
+		pf[0].events = POLLIN;
+		n = 1;
+		for (i = 0; i < c->nsocks && !c->err[0]; i++)
+			if (events[i] || (c->sender[i] &&
+					  devmem_sender_pending(c->sender[i]))) {
+				pf[n].fd = c->fds[i];
+				pf[n].events = events[i];
+				n++;
+			}
+		pthread_mutex_unlock(&c->lock);
+		if (poll(pf, (nfds_t)n, -1) > 0 && (pf[0].revents & POLLIN) &&
+		    read(c->efd, &count, sizeof(count)) < 0) {
+			/* another reader took it: nothing to do */
+		}
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+ncclResult_t ndm_io_start(struct ndm_comm *c)
+{
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &c->last_data);
+	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->efd < 0)
+		return ndm_fail(c, "eventfd: %s", strerror(errno));
+	err = pthread_create(&c->io, NULL, ndm_io_main, c);
+	if (err)
+		return ndm_fail(c, "an I/O thread: %s", strerror(err));
+	c->io_running = true;
+	return ncclSuccess;
+}
+
+void ndm_io_stop(struct ndm_comm *c)
+{
+	int i;
+
+	if (c->io_running) {
+		pthread_mutex_lock(&c->lock);
+		c->stop = true;
+		pthread_mutex_unlock(&c->lock);
+		ndm_io_kick(c);
+		pthread_join(c->io, NULL);
+		c->io_running = false;
+	}
+	if (c->efd >= 0)
+		close(c->efd);
+	c->efd = -1;
+	/* What NCCL consumed but the thread had not given back yet. */
+	for (i = 0; i < NDM_MAX_SOCKS; i++) {
+		if (c->giveback_n[i] && c->rc[i])
+			devmem_recycler_add_frags(c->rc[i], c->giveback[i],
+						  c->giveback_n[i]);
+		free(c->giveback[i]);
+		c->giveback[i] = NULL;
+		c->giveback_n[i] = 0;
+	}
+}
