@@ -220,7 +220,9 @@ static void ndm_io_recv(struct ndm_comm *c, int i, short *events, bool *moved)
 				MSG_DONTWAIT, &res);
 		err = n < 0 ? (int)-n : 0;
 	} else {
-		buf = (char *)c->ring.mem.host + r->ring_off + p->off + p->done;
+		buf = r->direct ? (char *)r->data + p->off + p->done :
+		      (char *)c->ring.mem.host + r->ring_off + p->off +
+		      p->done;
 		pthread_mutex_unlock(&c->lock);
 		n = recv(c->fds[i], buf, left, MSG_DONTWAIT);
 		err = n < 0 ? errno : 0;

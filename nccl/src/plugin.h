@@ -238,6 +238,8 @@ struct ndm_request {
 	uint8_t *frag_sock;		/* the socket of each */
 	size_t nr_frags, max_frags;
 	uint64_t ring_end;		/* copy mode: the ring's head after it */
+	bool direct;			/* copy mode, host memory: received in
+					 * place, no records */
 	/* send, copy mode: staged bytes */
 	uint64_t stage_off, stage_end;
 	bool staged;

@@ -385,8 +385,12 @@ static int ndm_recv_header(struct ndm_comm *c, struct ndm_request *r)
 			 (unsigned long long)r->size);
 		return -1;
 	}
-	if (!c->devmem && !ndm_ring_take(&c->ring, c->hdr.size, &r->ring_off,
-					 &r->ring_end))
+	/* Host memory is NCCL's to read as it is: copy mode receives into
+	 * it, and the receive has no records.
+	 */
+	r->direct = !c->devmem && !(r->mr && (r->mr->type & NCCL_PTR_CUDA));
+	if (!c->devmem && !r->direct &&
+	    !ndm_ring_take(&c->ring, c->hdr.size, &r->ring_off, &r->ring_end))
 		return 0;	/* until older receives are consumed */
 	r->msg_size = c->hdr.size;
 	ndm_split(r, r->msg_size, c->nsocks);
@@ -403,7 +407,7 @@ static ncclResult_t ndm_recv_finish(struct ndm_comm *c, struct ndm_request *r)
 	for (i = 0; i < r->nparts; i++)
 		if (r->parts[i].done < r->parts[i].len)
 			return ncclSuccess;
-	if (!c->devmem)
+	if (!c->devmem && !r->direct)
 		for (off = 0; off < r->msg_size; off += NCCL_UNPACK_PAGE_SIZE)
 			if (ndm_record(c, r, r->ring_off + off,
 				       (uint32_t)(r->msg_size - off <

@@ -30,6 +30,9 @@
  *                         one silent and one garbling control connection
  *                         and one data connection; the comm must still
  *                         be the sender's
+ *     --host-mem          register the buffers as host memory
+ *                         (NCCL_PTR_HOST), as NCCL does without
+ *                         GPUDirect RDMA
  *     --no-check          receive without the CPU unpack and the byte
  *                         check (records are still counted): throughput
  *     --oversize          after connecting, irecv and isend of one byte
@@ -62,7 +65,7 @@ static ncclNet_v11_t *v11;
 static void *ctx;
 static size_t sizes[MAX_SIZES];
 static int nsizes, repeat = 1, inflight = 4, close_early = -1, bad_tag;
-static int tx_udmabuf, intruder, oversize, no_check;
+static int tx_udmabuf, intruder, oversize, no_check, host_mem;
 static const char *role = "both", *handle_path;
 static void *listen_comm;
 static char handle[NCCL_NET_HANDLE_MAXSIZE];
@@ -166,13 +169,16 @@ static ncclResult_t net_accept(void **comm)
 static ncclResult_t net_reg(void *comm, void *p, size_t size, int fd,
 			    void **mh)
 {
+	int type = host_mem ? NCCL_PTR_HOST : NCCL_PTR_CUDA;
+
 	if (fd >= 0)
 		return v11 ? v11->regMrDmaBuf(comm, p, size, NCCL_PTR_CUDA, 0,
 					      fd, mh) :
 			     v7->regMrDmaBuf(comm, p, size, NCCL_PTR_CUDA, 0,
 					     fd, mh);
-	return v11 ? v11->regMr(comm, p, size, NCCL_PTR_CUDA, mh) :
-		     v7->regMr(comm, p, (int)size, NCCL_PTR_CUDA, mh);
+
+	return v11 ? v11->regMr(comm, p, size, type, mh) :
+		     v7->regMr(comm, p, (int)size, type, mh);
 }
 
 static ncclResult_t net_dereg(void *comm, void *mh)
@@ -487,7 +493,7 @@ static void intrude(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: harness PLUGIN [--api v7|v11] [--sizes LIST] [--repeat N] [--inflight N] [--tx-udmabuf] [--close-early N] [--bad-tag] [--role both|recv|send --handle FILE] [--intruder] [--oversize] [--no-check]\n");
+	fprintf(stderr, "usage: harness PLUGIN [--api v7|v11] [--sizes LIST] [--repeat N] [--inflight N] [--tx-udmabuf] [--close-early N] [--bad-tag] [--role both|recv|send --handle FILE] [--intruder] [--oversize] [--no-check] [--host-mem]\n");
 	exit(2);
 }
 
@@ -530,6 +536,8 @@ int main(int argc, char **argv)
 			oversize = 1;
 		else if (!strcmp(argv[i], "--no-check"))
 			no_check = 1;
+		else if (!strcmp(argv[i], "--host-mem"))
+			host_mem = 1;
 		else
 			usage();
 	}

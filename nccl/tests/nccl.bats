@@ -65,6 +65,17 @@ summary() {
 	[ "$output" = "$(summary "$list" 4 v7)" ]
 }
 
+@test "nccl: host memory (no GPUDirect RDMA) is received in place, with no records" {
+	local list=0,1,65537,4194304
+	h --host-mem --sizes "$list" --repeat 3 --inflight 16
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = "harness: v11, 12 messages, 12779526 bytes checked, 0 records" ]
+	NCCL_DEVMEM_NSOCKS=8 h --api v7 --host-mem --sizes "$list" --repeat 2
+	[ "$status" -eq 0 ]
+	[ "$output" = "harness: v7, 8 messages, 8519684 bytes checked, 0 records" ]
+}
+
 @test "nccl: 1 and 8 data sockets, one request in flight and sixteen" {
 	local list=1,65536,65537,524289,4194304
 	NCCL_DEVMEM_NSOCKS=1 h --sizes "$list" --repeat 3 --inflight 1
