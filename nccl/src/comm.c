@@ -252,19 +252,35 @@ static void ndm_accept_reset(struct ndm_listen *l)
 }
 
 /* Read what has come of @p's hello: 1 whole and good, 0 not yet, -1 bad. */
-static int ndm_pending_read(struct ndm_listen *l, struct ndm_pending *p)
+/*
+ * Go on reading a record of @size bytes of which *@got are in @buf,
+ * without waiting: 1 when it is whole, 0 when the socket has no more for
+ * now, -1 when it failed (errno; 0 when the peer closed the connection).
+ */
+int ndm_read_full(int fd, void *buf, size_t size, size_t *got)
 {
 	ssize_t n;
 
-	while (p->got < sizeof(p->hello)) {
-		n = recv(p->fd, (char *)&p->hello + p->got,
-			 sizeof(p->hello) - p->got, MSG_DONTWAIT);
+	while (*got < size) {
+		n = recv(fd, (char *)buf + *got, size - *got, MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
-		if (n <= 0)
+		if (n <= 0) {
+			if (!n)
+				errno = 0;
 			return -1;
-		p->got += (size_t)n;
+		}
+		*got += (size_t)n;
 	}
+	return 1;
+}
+
+static int ndm_pending_read(struct ndm_listen *l, struct ndm_pending *p)
+{
+	int ret = ndm_read_full(p->fd, &p->hello, sizeof(p->hello), &p->got);
+
+	if (ret <= 0)
+		return ret;
 	if (p->hello.magic != NDM_MAGIC || p->hello.id != l->id ||
 	    p->hello.nsocks != l->handle.nsocks)
 		return -1;
@@ -390,11 +406,11 @@ static ncclResult_t ndm_recv_comm_new(struct ndm_listen *l,
 	if (c->devmem) {
 		c->uh->bounce_buf = (void *)(uintptr_t)ndm.rx.bounce_dev;
 		buffers = devmem_binding_buffers(ndm.rx.binding);
-		c->scratch = malloc(256 << 10);
+		c->scratch = malloc(NDM_RECV_CHUNK);
 		if (!c->scratch)
 			goto err;
 		for (i = 0; i < c->nsocks; i++) {
-			if (devmem_rx_new(&c->rx[i], 0, 0) ||
+			if (devmem_rx_new(&c->rx[i], NDM_RECV_FRAGS, 0) ||
 			    devmem_recycler_new(&c->rc[i], c->fds[i], buffers) ||
 			    devmem_rx_set_recycler(c->rx[i], c->rc[i])) {
 				NDM_WARN("accept: %s", devmem_last_error());
@@ -406,7 +422,9 @@ static ncclResult_t ndm_recv_comm_new(struct ndm_listen *l,
 			goto err;
 		c->uh->bounce_buf = (void *)(uintptr_t)c->ring.mem.dev;
 	}
-	if (ndm_io_start(c))
+	clock_gettime(CLOCK_MONOTONIC, &c->last_data);
+	/* In devmem mode NCCL's proxy thread moves the fragments (io.c). */
+	if (!c->devmem && ndm_io_start(c))
 		goto err;
 	*cp = c;
 	return ncclSuccess;

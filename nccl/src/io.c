@@ -6,9 +6,14 @@
  * comms of a rank copy in parallel. Per socket it takes the oldest
  * request whose part there has bytes left, moves what the socket takes
  * without waiting, and when no socket moved anything, waits in poll()
- * for the sockets it needs and for the proxy's kick. The comm's lock is
- * dropped around every system call; a part with bytes left is this
- * thread's alone.
+ * for the sockets it needs, the control socket and the proxy's kick.
+ *
+ * Where moving bytes copies nothing, the proxy thread, which spins on
+ * test() anyway, makes the same steps itself: a wake-up of another
+ * thread would cost more than the step. A receiving comm in devmem mode
+ * has no I/O thread at all; on a sending comm, devmem sends are moved by
+ * whichever thread comes first. A socket is one thread's at a time
+ * (c->busy).
  */
 #include "plugin.h"
 
@@ -20,7 +25,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define NDM_RECV_CHUNK		(256U << 10)	/* c->scratch */
 #define NDM_TAG_SOCK_BITS	3
 
 void ndm_io_kick(struct ndm_comm *c)
@@ -129,7 +133,7 @@ static void ndm_io_send(struct ndm_comm *c, int i, short *events, bool *moved)
 }
 
 /* Tokens NCCL has consumed go back through the socket's recycler, which
- * only this thread uses (a receive may flush it).
+ * only the thread in the socket uses (a receive may flush it).
  */
 static void ndm_io_giveback(struct ndm_comm *c, int i)
 {
@@ -152,6 +156,20 @@ static void ndm_io_giveback(struct ndm_comm *c, int i)
 		c->giveback_max[i] = max;
 	} else {
 		free(frags);
+	}
+}
+
+/* What NCCL consumed goes back now, from every socket no thread is in. */
+void ndm_io_giveback_all(struct ndm_comm *c)
+{
+	int i;
+
+	for (i = 0; i < c->nsocks; i++) {
+		if (c->busy[i] || !c->giveback_n[i])
+			continue;
+		c->busy[i] = true;
+		ndm_io_giveback(c, i);
+		c->busy[i] = false;
 	}
 }
 
@@ -245,30 +263,71 @@ static void ndm_io_recv(struct ndm_comm *c, int i, short *events, bool *moved)
 	}
 }
 
+/*
+ * One step on every data socket that no other thread is in, under
+ * c->lock; headers first on a receiving comm. *@moved when bytes or
+ * reports moved; @events gets what each socket waits for. True when a
+ * socket was left to another thread.
+ */
+bool ndm_io_step(struct ndm_comm *c, short *events, bool *moved)
+{
+	bool skipped = false;
+	int i;
+
+	if (c->kind == NDM_REQ_RECV && ndm_recv_headers(c) > 0)
+		*moved = true;
+	for (i = 0; i < c->nsocks && !c->err[0]; i++) {
+		events[i] = 0;
+		if (c->busy[i]) {
+			skipped = true;
+			continue;
+		}
+		c->busy[i] = true;
+		if (c->kind == NDM_REQ_SEND)
+			ndm_io_send(c, i, &events[i], moved);
+		else
+			ndm_io_recv(c, i, &events[i], moved);
+		c->busy[i] = false;
+	}
+	return skipped;
+}
+
+/* A receive waits for its header, and no whole one waits for room. */
+static bool ndm_io_wants_header(struct ndm_comm *c)
+{
+	uint64_t s;
+
+	if (c->kind != NDM_REQ_RECV || c->hdr_got == sizeof(c->hdr))
+		return false;
+	for (s = c->seq_head; s < c->seq_tail; s++)
+		if (!c->reqs[s % NDM_MAX_REQUESTS].hdr_done)
+			return true;
+	return false;
+}
+
 static void *ndm_io_main(void *arg)
 {
-	struct pollfd pf[NDM_MAX_SOCKS + 1];
+	struct pollfd pf[NDM_MAX_SOCKS + 2];
 	struct ndm_comm *c = arg;
 	short events[NDM_MAX_SOCKS];
+	bool moved, skipped;
 	uint64_t count;
-	bool moved;
 	int i, n;
 
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		moved = false;
-		for (i = 0; i < c->nsocks && !c->err[0]; i++) {
-			events[i] = 0;
-			if (c->kind == NDM_REQ_SEND)
-				ndm_io_send(c, i, &events[i], &moved);
-			else
-				ndm_io_recv(c, i, &events[i], &moved);
-		}
+		skipped = ndm_io_step(c, events, &moved);
 		if (moved && !c->err[0])
 			continue;
 		pf[0].fd = c->efd;
 		pf[0].events = POLLIN;
 		n = 1;
+		if (ndm_io_wants_header(c)) {
+			pf[n].fd = c->ctl;
+			pf[n].events = POLLIN;
+			n++;
+		}
 		for (i = 0; i < c->nsocks && !c->err[0]; i++)
 			if (events[i] || (c->sender[i] &&
 					  devmem_sender_pending(c->sender[i]))) {
@@ -277,7 +336,9 @@ static void *ndm_io_main(void *arg)
 				n++;
 			}
 		pthread_mutex_unlock(&c->lock);
-		if (poll(pf, (nfds_t)n, -1) > 0 && (pf[0].revents & POLLIN) &&
+		/* The proxy may leave bytes in a socket it was in: look again. */
+		if (poll(pf, (nfds_t)n, skipped ? 1 : -1) > 0 &&
+		    (pf[0].revents & POLLIN) &&
 		    read(c->efd, &count, sizeof(count)) < 0) {
 			/* another reader took it: nothing to do */
 		}
@@ -291,7 +352,6 @@ ncclResult_t ndm_io_start(struct ndm_comm *c)
 {
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &c->last_data);
 	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->efd < 0)
 		return ndm_fail(c, "eventfd: %s", strerror(errno));

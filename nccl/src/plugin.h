@@ -34,6 +34,13 @@
 #define NDM_MAX_PENDING		8
 /* The most requests of one comm in flight: the unpack ring's depth. */
 #define NDM_MAX_REQUESTS	NCCL_UNPACK_QUEUE_DEPTH
+/*
+ * One devmem receive takes at most this many bytes and fragments, as many
+ * as a part of a 2 MiB message at MTU 1500 brings (one fragment a packet):
+ * few system calls a message. The linear bytes land in c->scratch.
+ */
+#define NDM_RECV_CHUNK		(1U << 20)
+#define NDM_RECV_FRAGS		1024U
 
 enum ndm_mode {
 	NDM_MODE_AUTO,
@@ -286,13 +293,16 @@ struct ndm_comm {
 	char err[160];			/* the first failure, sticky */
 	/*
 	 * The comm's I/O thread (io.c) moves the data sockets' bytes; NCCL's
-	 * proxy thread posts requests and finds them done. Everything above
-	 * is under @lock, which the I/O thread drops around its system
-	 * calls; a request's part is the I/O thread's while it has bytes
-	 * left. @efd wakes it.
+	 * proxy thread posts requests and finds them done, and where moving
+	 * bytes copies nothing it moves them too. Everything above is under
+	 * @lock, which is dropped around the data sockets' system calls;
+	 * @busy[i] says a thread is in one on socket i, which is then that
+	 * thread's alone, with its recycler and sender. @efd wakes the I/O
+	 * thread.
 	 */
 	pthread_mutex_t lock;
 	pthread_t io;
+	bool busy[NDM_MAX_SOCKS];
 	bool io_running;
 	bool stop;
 	int efd;
@@ -354,6 +364,10 @@ ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
 ncclResult_t ndm_io_start(struct ndm_comm *c);
 void ndm_io_stop(struct ndm_comm *c);
 void ndm_io_kick(struct ndm_comm *c);
+bool ndm_io_step(struct ndm_comm *c, short *events, bool *moved);
+void ndm_io_giveback_all(struct ndm_comm *c);
+int ndm_recv_headers(struct ndm_comm *c);
+int ndm_read_full(int fd, void *buf, size_t size, size_t *got);
 ncclResult_t ndm_fail(struct ndm_comm *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

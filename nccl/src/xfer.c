@@ -356,19 +356,14 @@ ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
 /* The next header, for the oldest request without one: 1 when read. */
 static int ndm_recv_header(struct ndm_comm *c, struct ndm_request *r)
 {
-	ssize_t n;
+	int ret = ndm_read_full(c->ctl, &c->hdr, sizeof(c->hdr), &c->hdr_got);
 
-	while (c->hdr_got < sizeof(c->hdr)) {
-		n = recv(c->ctl, (char *)&c->hdr + c->hdr_got,
-			 sizeof(c->hdr) - c->hdr_got, MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return 0;
-		if (n <= 0) {
-			ndm_fail(c, "control socket: %s",
-				 n ? strerror(errno) : "the peer closed it");
-			return -1;
-		}
-		c->hdr_got += (size_t)n;
+	if (!ret)
+		return 0;
+	if (ret < 0) {
+		ndm_fail(c, "control socket: %s",
+			 errno ? strerror(errno) : "the peer closed it");
+		return -1;
 	}
 	if (c->hdr.magic != NDM_MAGIC) {
 		ndm_fail(c, "control socket: not a message header");
@@ -454,29 +449,51 @@ static void ndm_recv_watch(struct ndm_comm *c)
 		 ndm.cfg.ifname);
 }
 
-/* The proxy's part, under c->lock: headers in, finished receives out. */
-static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
+/* Headers in for the receives in order: how many came, or -1. */
+int ndm_recv_headers(struct ndm_comm *c)
 {
 	struct ndm_request *r;
-	bool posted = false;
+	int got, n = 0;
 	uint64_t s;
-	int got;
 
-	if (c->err[0])
-		return ncclSystemError;
 	for (s = c->seq_head; s < c->seq_tail; s++) {
 		r = &c->reqs[s % NDM_MAX_REQUESTS];
 		if (r->hdr_done)
 			continue;
 		got = ndm_recv_header(c, r);
 		if (got < 0)
-			return ncclSystemError;
+			return -1;
 		if (!got)
 			break;
-		posted = true;
+		n++;
 	}
-	if (posted)
-		ndm_io_kick(c);
+	return n;
+}
+
+/*
+ * The proxy's part, under c->lock: in devmem mode a step of the I/O
+ * thread's own (headers, fragments); in copy mode headers in, for a
+ * receive that waited for room in the ring. Then finished receives out.
+ */
+static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
+{
+	short events[NDM_MAX_SOCKS];
+	struct ndm_request *r;
+	bool moved = false;
+	uint64_t s;
+	int got;
+
+	if (c->err[0])
+		return ncclSystemError;
+	if (c->devmem) {
+		ndm_io_step(c, events, &moved);
+	} else {
+		got = ndm_recv_headers(c);
+		if (got < 0)
+			return ncclSystemError;
+		if (got)
+			ndm_io_kick(c);
+	}
 	for (s = c->seq_head; s < c->seq_tail; s++) {
 		r = &c->reqs[s % NDM_MAX_REQUESTS];
 		if (r->hdr_done && !r->complete && ndm_recv_finish(c, r))
@@ -521,10 +538,15 @@ ncclResult_t ndm_test(void *request, int *done, int *sizes)
 	struct ndm_request *r = request;
 	struct ndm_comm *c = r->comm;
 	ncclResult_t res = ncclSuccess;
+	short events[NDM_MAX_SOCKS];
+	bool moved = false;
 
 	*done = 0;
 	pthread_mutex_lock(&c->lock);
 	if (r->kind == NDM_REQ_SEND) {
+		/* Devmem sends copy nothing: the proxy moves them too. */
+		if (r->devmem && !c->err[0] && !ndm_send_complete(r))
+			ndm_io_step(c, events, &moved);
 		if (c->err[0]) {
 			res = ncclSystemError;
 		} else if (ndm_send_complete(r)) {
@@ -591,13 +613,13 @@ ncclResult_t ndm_consumed(void *recv_comm, int n, void *request)
 		return ncclInternalError;
 	}
 	res = ndm_giveback(c, r);
+	if (c->devmem && res == ncclSuccess)
+		ndm_io_giveback_all(c);
 	if (getenv("NCCL_DEVMEM_TRACE"))
 		NDM_INFO(NCCL_NET, "comm %#llx: receive %llu consumed; NCCL's head %llu",
 			 (unsigned long long)c->id, (unsigned long long)r->seq,
 			 (unsigned long long)c->uh->head);
 	ndm_req_done(r);
 	pthread_mutex_unlock(&c->lock);
-	if (c->devmem)
-		ndm_io_kick(c);	/* buffers to give back */
 	return res;
 }
