@@ -35,7 +35,9 @@
  *                         GPUDirect RDMA
  *     --no-check          send without writing the pattern, receive
  *                         without the CPU unpack and the byte check
- *                         (records are still counted): throughput
+ *                         (records are still counted); prints the
+ *                         receive phase, from accept to the last
+ *                         message, in seconds and Mbit/s: throughput
  *     --oversize          after connecting, irecv and isend of one byte
  *                         over maxP2pBytes must be refused
  *                         (ncclInvalidUsage)
@@ -77,6 +79,7 @@ static ncclNetDeviceHandle_v7_t dev_handle = {
 	.netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION,
 };
 static uint64_t records_seen, bytes_checked, messages;
+static struct timespec t_accepted, t_last;	/* the receive phase */
 static size_t max_message = SLOT_ROOM;	/* maxP2pBytes (v11) */
 
 static void logger(ncclDebugLogLevel level, unsigned long flags,
@@ -376,6 +379,7 @@ static void receiver(void)
 	    !dev_handle.handle || !dev_handle.needsProxyProgress)
 		fail("accept: the device handle is not filled in");
 	/* NCCL closes the listen comm once it has accepted. */
+	clock_gettime(CLOCK_MONOTONIC, &t_accepted);
 	CALL("closeListen", v11 ? v11->closeListen(listen_comm) :
 				  v7->closeListen(listen_comm));
 	listen_comm = NULL;
@@ -438,6 +442,7 @@ static void receiver(void)
 		done_n++;
 		messages++;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t_last);
 	CALL("deregMr (recv)", net_dereg(recv_comm, mh));
 	CALL("closeRecv", net_close(recv_comm, 0));
 	recv_comm = NULL;
@@ -513,6 +518,7 @@ int main(int argc, char **argv)
 	int (*outstanding)(void);
 	pthread_t th;
 	int i, ndev, ptr, type, version, max_recvs;
+	double secs;
 	char *copy, *tok, *save;
 	ncclNetCommConfig_v11_t cfg = { .trafficClass = -1 };
 
@@ -651,5 +657,11 @@ int main(int argc, char **argv)
 	       (unsigned long long)bytes_checked,
 	       no_check ? "received" : "checked",
 	       (unsigned long long)records_seen);
+	if (no_check && messages) {
+		secs = (double)(t_last.tv_sec - t_accepted.tv_sec) +
+		       (double)(t_last.tv_nsec - t_accepted.tv_nsec) / 1e9;
+		printf("harness: receive phase %.3f s, %.0f Mbit/s\n", secs,
+		       secs > 0 ? (double)bytes_checked * 8 / secs / 1e6 : 0);
+	}
 	return 0;
 }

@@ -76,6 +76,15 @@ summary() {
 	[ "$output" = "harness: v7, 8 messages, 8519684 bytes checked, 0 records" ]
 }
 
+@test "nccl: --no-check counts what came and times the receive phase" {
+	h --no-check --sizes 1M --repeat 4
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[0]}" = "harness: v11, 4 messages, 4194304 bytes received, 1024 records" ]
+	[[ ${lines[1]} =~ ^harness:\ receive\ phase\ [0-9]+\.[0-9]{3}\ s,\ [1-9][0-9]*\ Mbit/s$ ]]
+}
+
 @test "nccl: 1 and 8 data sockets, one request in flight and sixteen" {
 	local list=1,65536,65537,524289,4194304
 	NCCL_DEVMEM_NSOCKS=1 h --sizes "$list" --repeat 3 --inflight 1

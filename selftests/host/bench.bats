@@ -68,7 +68,7 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	run "$REPO/bench/nccl-throughput" --help
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "Device-memory receive through the NCCL plugin against ncdevmem, over" ]
-	[ "${lines[-1]}" = "are only meaningful as ratios." ]
+	[ "${lines[-1]}" = "only meaningful as ratios." ]
 	run env -u DEVMEM_VM "$REPO/bench/nccl-throughput" -n 1
 	[ "$status" -eq 2 ]
 	[ "$output" = "nccl-throughput: runs inside the test VM (make bench)" ]
