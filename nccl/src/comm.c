@@ -158,11 +158,27 @@ err:
 	return res;
 }
 
+/*
+ * A comm's lock is taken for short stretches by two threads that each
+ * come back for it at once: NCCL's proxy spinning on test(), and the I/O
+ * thread after each system call. Spinning a little before sleeping saves
+ * the I/O thread a futex wait and wake-up per system call.
+ */
+static void ndm_lock_init(pthread_mutex_t *lock)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
 static void ndm_comm_init(struct ndm_comm *c)
 {
 	int i;
 
-	pthread_mutex_init(&c->lock, NULL);
+	ndm_lock_init(&c->lock);
 	c->efd = -1;
 	c->ctl = -1;
 	for (i = 0; i < NDM_MAX_SOCKS; i++)

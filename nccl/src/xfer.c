@@ -542,7 +542,11 @@ ncclResult_t ndm_test(void *request, int *done, int *sizes)
 	bool moved = false;
 
 	*done = 0;
-	pthread_mutex_lock(&c->lock);
+	/* Taken: the I/O thread is moving bytes. Not done yet; NCCL asks
+	 * again, and the I/O thread does not wait for the proxy.
+	 */
+	if (pthread_mutex_trylock(&c->lock))
+		return ncclSuccess;
 	if (r->kind == NDM_REQ_SEND) {
 		/* Devmem sends copy nothing: the proxy moves them too. */
 		if (r->devmem && !c->err[0] && !ndm_send_complete(r))
