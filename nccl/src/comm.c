@@ -14,11 +14,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* CPUs the process may run on from which a comm's lock spins. */
+#define NDM_SPIN_MIN_CPUS	4
 
 /* A message's part per data socket: contiguous, at least 64 KiB each and
  * cut on 4 KiB, so both ends compute the same cut from the size alone.
@@ -161,15 +165,20 @@ err:
 /*
  * A comm's lock is taken for short stretches by two threads that each
  * come back for it at once: NCCL's proxy spinning on test(), and the I/O
- * thread after each system call. Spinning a little before sleeping saves
- * the I/O thread a futex wait and wake-up per system call.
+ * thread after each system call. Where the process has CPUs to spare,
+ * spinning a little before sleeping saves the I/O thread a futex wait and
+ * wake-up per system call; on a few CPUs the holder may be waiting for
+ * the very CPU the spinner holds, and spinning only delays it.
  */
 static void ndm_lock_init(pthread_mutex_t *lock)
 {
 	pthread_mutexattr_t a;
+	cpu_set_t cpus;
 
 	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+	if (!sched_getaffinity(0, sizeof(cpus), &cpus) &&
+	    CPU_COUNT(&cpus) >= NDM_SPIN_MIN_CPUS)
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(lock, &a);
 	pthread_mutexattr_destroy(&a);
 }
