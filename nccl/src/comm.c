@@ -276,7 +276,6 @@ static void ndm_accept_reset(struct ndm_listen *l)
 	l->nsocks_got = 0;
 }
 
-/* Read what has come of @p's hello: 1 whole and good, 0 not yet, -1 bad. */
 /*
  * Go on reading a record of @size bytes of which *@got are in @buf,
  * without waiting: 1 when it is whole, 0 when the socket has no more for
@@ -300,6 +299,7 @@ int ndm_read_full(int fd, void *buf, size_t size, size_t *got)
 	return 1;
 }
 
+/* Read what has come of @p's hello: 1 whole and good, 0 not yet, -1 bad. */
 static int ndm_pending_read(struct ndm_listen *l, struct ndm_pending *p)
 {
 	int ret = ndm_read_full(p->fd, &p->hello, sizeof(p->hello), &p->got);
