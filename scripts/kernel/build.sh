@@ -281,10 +281,17 @@ fi
 say "building $FLAVOUR kernel in ${OBJ#"$REPO"/} (-j$JOBS, ccache $CCACHE_DIR)"
 "${KMAKE[@]}" bzImage
 RELEASE=$(make -s -C "$BUILD/src" O="$OBJ" kernelrelease)
-cat >"$OBJ/version" <<EOF
+# Rewritten only when it changes, and whole: a guest may be reading it
+# (make check runs the host tests, which build, beside guests).
+cat >"$OBJ/version.tmp" <<EOF
 base_version=$BASE_VERSION
 base_package=linux-source-6.1 $PKG_VERSION
 kernelrelease=$RELEASE
 flavour=$FLAVOUR
 EOF
+if cmp -s "$OBJ/version.tmp" "$OBJ/version"; then
+	rm -f "$OBJ/version.tmp"
+else
+	mv "$OBJ/version.tmp" "$OBJ/version"
+fi
 say "built $FLAVOUR kernel $RELEASE (base Linux $BASE_VERSION, linux-source-6.1 $PKG_VERSION): ${OBJ#"$REPO"/}/arch/x86/boot/bzImage"

@@ -117,18 +117,21 @@ make_patch() { # NAME FILE LINE-NUMBER TEXT
 	[[ $output == *"share the number 0001"* ]]
 }
 
-@test "make kernel with nothing changed finishes in under 30 s and rebuilds nothing" {
-	img=$KBUILD/obj/arch/x86/boot/bzImage
+# CPU time, not wall time: make check runs the host tests beside guests,
+# and a busy host stretches wall time at will. The no-op pass costs about
+# 35 s of CPU on 2 cores (kbuild walking every directory).
+@test "make kernel with nothing changed costs under 60 s of CPU and rewrites nothing" {
+	local TIMEFORMAT='%U %S' img=$KBUILD/obj/arch/x86/boot/bzImage cpu
 	[ -f "$img" ]
-	before=$(stat -c %Y "$img")
-	start=$SECONDS
-	run make -s -C "$REPO" kernel
-	took=$((SECONDS - start))
-	echo "$output"; echo "took ${took}s"
-	[ "$status" -eq 0 ]
-	[ "$took" -lt 30 ]
-	[ "$(stat -c %Y "$img")" = "$before" ]
-	[[ $output == *"built normal kernel 6.1."*"(base Linux 6.1."* ]]
+	before=$(stat -c %Y "$img" "$KBUILD/obj/version")
+	{ time make -s -C "$REPO" kernel >"$BATS_TEST_TMPDIR/out" 2>&1; } 2>"$BATS_TEST_TMPDIR/cpu"
+	cat "$BATS_TEST_TMPDIR/out"
+	cpu=$(awk '{ printf "%d", $1 + $2 }' "$BATS_TEST_TMPDIR/cpu")
+	echo "CPU: ${cpu}s"
+	[ "$cpu" -lt 60 ]
+	# neither the image nor the version file a guest reads is rewritten
+	[ "$(stat -c %Y "$img" "$KBUILD/obj/version")" = "$before" ]
+	grep -q 'built normal kernel 6\.1\..*(base Linux 6\.1\.' "$BATS_TEST_TMPDIR/out"
 	grep -q '^base_version=6\.1\.' "$KBUILD/obj/version"
 }
 
