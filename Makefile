@@ -119,8 +119,9 @@ help:
 	@echo "make gpu           build the GPU check and unpack benchmark (build/gpu; needs nvcc)"
 	@echo "make headers       install the kernel tree's uapi headers (build/kernel/headers/x86/include)"
 	@echo "make vm CMD='...'  boot the kernel and run CMD in it (DEBUG=1: debug kernel)"
-	@echo "make check         host tests, then the selftests/*.bats in the VM: every suite on the"
-	@echo "                   normal kernel, all but selftests/debug-full-only on the debug kernel"
+	@echo "make check         host tests and the selftests/*.bats in the VM: all but"
+	@echo "                   selftests/normal-full-only on the normal kernel, all but"
+	@echo "                   selftests/debug-full-only on the debug kernel"
 	@echo "make check-full    the same with every suite on the debug kernel too"
 	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU,"
 	@echo "                   devmem vs send() vs MSG_ZEROCOPY sender CPU"
@@ -214,8 +215,8 @@ check: ensure-deps tools progs libdevmem nccl examples
 	@scripts/kernel/build.sh debug
 	@selftests/check
 
-# Every suite on both kernels (selftests/debug-full-only: what check leaves
-# off the debug kernel).
+# Every suite on both kernels (selftests/debug-full-only and
+# normal-full-only: what check leaves off the debug and the normal kernel).
 check-full: export CHECK_FULL := 1
 check-full: check
 

@@ -32,9 +32,28 @@ run_suites() {
 	[ "$status" -eq 0 ]
 	[ "$(run_suites vm-debug.1 | tr '\n' ' ')" = "a.bats e.bats b.bats c.bats d.bats " ]
 	[ "$(run_suites vm.1 | sort | tr '\n' ' ')" = "a.bats b.bats c.bats d.bats e.bats " ]
+	grep -qx "host.1: the host tests, then this worker's guests" <<<"$output"
 	# debug 400+250+200+150+300 (e.bats is not listed: 300 on each
-	# kernel), normal 1+2+1+3+300
-	grep -qx 'worker 1: 1607 s' <<<"$output"
+	# kernel), normal 1+2+1+3+300, the host stage 300 (not listed)
+	grep -qx 'worker 1: 1907 s' <<<"$output"
+}
+
+@test "the host stage is dealt like a suite: by its weight, to the lighter worker" {
+	echo 'host 500' >>"$T/selftests/weights"
+	plan 2
+	[ "$status" -eq 0 ]
+	# host 500 -> w1; debug a 400 -> w2; normal e 300 -> w2 (700);
+	# debug e 300 -> w1 (800), b 250 -> w2 (950), c 200 -> w1 (1000),
+	# d 150 -> w2 (1100); normal d, b, a, c (3, 2, 1, 1) -> w1 (1007)
+	grep -qx "host.1: the host tests, then this worker's guests" <<<"$output"
+	[ "$(grep -c '^host\.' <<<"$output")" = 1 ]
+	[ "$(run_suites vm.2 | tr '\n' ' ')" = "e.bats " ]
+	grep -qx 'worker 1: 1007 s' <<<"$output"
+	grep -qx 'worker 2: 1100 s' <<<"$output"
+	# without a VM stage it is not dealt
+	plan 2 host
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 }
 
 @test "two workers: each suite once per kernel, heaviest first to the lighter worker" {
@@ -136,6 +155,33 @@ fake_runner() {
 	done
 }
 
+@test "the host stage runs in a worker beside the others' guests; its results are counted once" {
+	fake_runner
+	mkdir -p "$T/selftests/host"
+	printf '@test "h1" { true; }\n@test "h2" { false; }\n@test "h3" { skip "no"; }\n' \
+		>"$T/selftests/host/h.bats"
+	echo 'host 2000' >>"$T/selftests/weights"
+	CHECK_JOBS=2 run "$T/selftests/check"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	# worker 1 runs the host tests and nothing else; worker 2 every suite
+	grep -qx '\[host\] ok 1 h1 in [0-9]*ms' <<<"$output"
+	grep -qx '\[host\] not ok 2 h2 in [0-9]*ms' <<<"$output"
+	grep -qx '== host: [0-9]*s' <<<"$output"
+	[ "$(grep -c '^\[vm\.2\] ok [0-9]* normal selftests/' <<<"$output")" = 5 ]
+	[ "$(grep -c '^\[vm-debug\.2\] ok [0-9]* debug selftests/' <<<"$output")" = 5 ]
+	[ "$(grep -c '^\[vm[^]]*\.1\]' <<<"$output")" = 0 ]
+	grep -qx '== host and VM stages: [0-9]*s with 2 worker(s)' <<<"$output"
+	grep -qx 'host: not ok 2 h2 in [0-9]*ms' <<<"$output"
+	[ "${lines[-1]}" = "11 passed, 1 failed, 1 skipped" ]
+	grep -q '^ok 1 h1' "$T/build/check/host.tap"
+	# alone, the host stage runs as it is, unprefixed
+	run "$T/selftests/check" host
+	[ "$status" -eq 1 ]
+	grep -qx 'ok 1 h1 in [0-9]*ms' <<<"$output"
+	[ "${lines[-1]}" = "1 passed, 1 failed, 1 skipped" ]
+}
+
 @test "the default is one worker per CPU, as far as memory holds 4 GiB each" {
 	run env -u CHECK_JOBS "$T/selftests/check" --plan vm
 	[ "$status" -eq 0 ]
@@ -215,5 +261,35 @@ fake_runner() {
 	[ "$status" -eq 0 ]
 	[ "$(grep -c "^\[vm-debug\.1\] ok [0-9]* debug selftests/c.bats" <<<"$output")" = 1 ]
 	[[ $output != *"not run on the debug kernel"* ]]
+	[ "${lines[-1]}" = "10 passed, 0 failed" ]
+}
+
+@test "normal-full-only: a listed suite runs on the debug kernel only, unless CHECK_FULL=1 or the check has no debug stage" {
+	fake_runner
+	printf '# comment\nd.bats  the same tests there\n' >"$T/selftests/normal-full-only"
+	plan 2 vm vm-debug
+	[ "$status" -eq 0 ]
+	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
+	[ "$got" = "a.bats b.bats c.bats e.bats " ]
+	got=$(for w in 1 2; do run_suites "vm-debug.$w"; done | sort | tr '\n' ' ')
+	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+	grep -qx 'not on the normal kernel (CHECK_FULL=1 runs it there): d.bats: the same tests there' <<<"$output"
+	CHECK_JOBS=1 run "$T/selftests/check" vm vm-debug
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^\[vm\.1\] ok [0-9]* normal selftests/d.bats" <<<"$output")" = 0 ]
+	[ "$(grep -c "^\[vm-debug\.1\] ok [0-9]* debug selftests/d.bats" <<<"$output")" = 1 ]
+	[ "${lines[-2]}" = "not run on the normal kernel (selftests/normal-full-only; CHECK_FULL=1 runs them): d.bats" ]
+	[ "${lines[-1]}" = "9 passed, 0 failed" ]
+	# a check of the normal kernel alone runs it there
+	CHECK_JOBS=1 run "$T/selftests/check" vm
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^\[vm\.1\] ok [0-9]* normal selftests/d.bats" <<<"$output")" = 1 ]
+	[ "${lines[-1]}" = "5 passed, 0 failed" ]
+	# and so does a full check
+	CHECK_FULL=1 CHECK_JOBS=1 run "$T/selftests/check" vm vm-debug
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^\[vm\.1\] ok [0-9]* normal selftests/d.bats" <<<"$output")" = 1 ]
+	[[ $output != *"not run on the normal kernel"* ]]
 	[ "${lines[-1]}" = "10 passed, 0 failed" ]
 }
