@@ -27,6 +27,15 @@ run_suites() {
 	sed -n "s|^$1: ||p" <<<"$output" | tr ' ' '\n' | sed 's|^selftests/||'
 }
 
+# dealt STAGE...: the suites the last plan dealt to runs of STAGEs on
+# workers 1-3, sorted, on one line.
+dealt() {
+	local st w
+	for st; do
+		for w in 1 2 3; do run_suites "$st.$w"; done
+	done | sort | tr '\n' ' '
+}
+
 @test "one worker: every suite in one run per kernel, heaviest first" {
 	plan 1
 	[ "$status" -eq 0 ]
@@ -72,8 +81,7 @@ run_suites() {
 	plan 3
 	[ "$status" -eq 0 ]
 	for st in vm vm-debug; do
-		got=$(for w in 1 2 3; do run_suites "$st.$w"; done | sort | tr '\n' ' ')
-		[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+		[ "$(dealt "$st")" = "a.bats b.bats c.bats d.bats e.bats " ]
 	done
 }
 
@@ -219,12 +227,9 @@ fake_runner() {
 	printf '# comment\nb.bats  too slow there\n' >"$T/selftests/debug-kmemleak-off"
 	plan 2
 	[ "$status" -eq 0 ]
-	got=$(for w in 1 2; do run_suites "vm-debug.$w"; done | sort | tr '\n' ' ')
-	[ "$got" = "a.bats c.bats d.bats e.bats " ]
-	got=$(for w in 1 2; do run_suites "vm-debug-nokmemleak.$w"; done | tr '\n' ' ')
-	[ "$got" = "b.bats " ]
-	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
-	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+	[ "$(dealt vm-debug)" = "a.bats c.bats d.bats e.bats " ]
+	[ "$(dealt vm-debug-nokmemleak)" = "b.bats " ]
+	[ "$(dealt vm)" = "a.bats b.bats c.bats d.bats e.bats " ]
 	grep -qx 'debug kernel with kmemleak=off: b.bats: too slow there' <<<"$output"
 	CHECK_JOBS=2 run "$T/selftests/check" vm vm-debug
 	echo "$output"
@@ -243,10 +248,8 @@ fake_runner() {
 	printf 'b.bats  too slow there\n' >"$T/selftests/debug-kmemleak-off"
 	plan 2
 	[ "$status" -eq 0 ]
-	got=$(for w in 1 2; do run_suites "vm-debug.$w"; run_suites "vm-debug-nokmemleak.$w"; done | sort | tr '\n' ' ')
-	[ "$got" = "a.bats b.bats d.bats e.bats " ]
-	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
-	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+	[ "$(dealt vm-debug vm-debug-nokmemleak)" = "a.bats b.bats d.bats e.bats " ]
+	[ "$(dealt vm)" = "a.bats b.bats c.bats d.bats e.bats " ]
 	grep -qx 'not on the debug kernel (CHECK_FULL=1 runs it there): c.bats: covered elsewhere' <<<"$output"
 	CHECK_JOBS=1 run "$T/selftests/check" vm vm-debug
 	echo "$output"
@@ -269,10 +272,8 @@ fake_runner() {
 	printf '# comment\nd.bats  the same tests there\n' >"$T/selftests/normal-full-only"
 	plan 2 vm vm-debug
 	[ "$status" -eq 0 ]
-	got=$(for w in 1 2; do run_suites "vm.$w"; done | sort | tr '\n' ' ')
-	[ "$got" = "a.bats b.bats c.bats e.bats " ]
-	got=$(for w in 1 2; do run_suites "vm-debug.$w"; done | sort | tr '\n' ' ')
-	[ "$got" = "a.bats b.bats c.bats d.bats e.bats " ]
+	[ "$(dealt vm)" = "a.bats b.bats c.bats e.bats " ]
+	[ "$(dealt vm-debug)" = "a.bats b.bats c.bats d.bats e.bats " ]
 	grep -qx 'not on the normal kernel (CHECK_FULL=1 runs it there): d.bats: the same tests there' <<<"$output"
 	CHECK_JOBS=1 run "$T/selftests/check" vm vm-debug
 	echo "$output"
