@@ -1,0 +1,303 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# Device memory through a driver and a device model we did not write:
+# Linux 6.1's e1000e over QEMU's emulated 82574L (lib/e1000e). With
+# tcp-data-split on, the driver uses the controller's packet-split
+# descriptors and QEMU's model DMAs each packet's headers into the header
+# buffer and its payload into the page pool's buffers: with a dma-buf
+# bound to rx queue 0 (the controller's only one), into the dma-buf. The
+# controller has no n-tuple filters: a binding takes the whole receive
+# path, so ncdevmem runs with -n (the test sets the NIC up) on queue 0.
+
+bats_require_minimum_version 1.5.0
+
+load lib/vm
+load lib/nsim
+load lib/e1000e
+
+PORT=5201
+BUFINFO=/sys/kernel/debug/dma_buf/bufinfo
+
+test_setup() {
+	e1000e_pair
+	export DEVMEM_STATE_DIR=$BATS_TEST_TMPDIR/state
+}
+test_teardown() { e1000e_cleanup; }
+
+# hds_on: header split on B; the controller resets, the link comes back.
+hds_on() {
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" on
+	e1000e_wait_link
+}
+
+# srv_start [ncdevmem args]: the ncdevmem server on B, queue 0 bound, the
+# NIC as the test set it; returns once it listens and the link is back
+# from the bind's reset. SRV_PID, SRV_OUT, SRV_ERR.
+srv_start() {
+	SRV_OUT=$BATS_TEST_TMPDIR/srv.out SRV_ERR=$BATS_TEST_TMPDIR/srv.err
+	rm -f "$BATS_TEST_TMPDIR/ready"
+	"$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s "${SRV_ADDR:-$IP4B}" \
+		-p "$PORT" -f "$DEVB" -n -t 0 -q 1 \
+		-r "$BATS_TEST_TMPDIR/ready" "$@" >"$SRV_OUT" 2>"$SRV_ERR" 3>&- &
+	SRV_PID=$!
+	wait_until 60 srv_ready || { cat "$SRV_ERR"; return 1; }
+	[ -e "$BATS_TEST_TMPDIR/ready" ] || { cat "$SRV_ERR"; return 1; }
+	e1000e_wait_link
+}
+srv_ready() { [ -e "$BATS_TEST_TMPDIR/ready" ] || ! kill -0 "$SRV_PID" 2>/dev/null; }
+
+# srv_wait: exit status in SRV_RC, summary fields in SUM[key].
+declare -gA SUM
+srv_wait() {
+	local line
+	SRV_RC=0
+	wait "$SRV_PID" || SRV_RC=$?
+	echo "server exit $SRV_RC; stdout:"
+	cat "$SRV_OUT"
+	echo "stderr:"
+	cat "$SRV_ERR"
+	mapfile -t SRV_LINES <"$SRV_OUT"
+	SUM=()
+	for line in "${SRV_LINES[@]:1}"; do
+		[[ $line =~ ^([a-zA-Z/ ]+):\ +(.*)$ ]] &&
+			SUM[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+	done
+}
+
+# summary_pass BYTES PERIOD: complete, validated, all in device memory,
+# every token back.
+summary_pass() {
+	[ "$SRV_RC" -eq 0 ]
+	[ "${SUM[bytes]}" = "$1" ]
+	[ "${SUM[devmem bytes]}" = "$1" ]
+	[ "${SUM[linear bytes]}" = 0 ]
+	[ "${SUM[plain bytes]}" = 0 ]
+	[ "${SUM[devmem frags]}" -gt 0 ]
+	[ "${SUM[tokens returned]}" = "${SUM[devmem frags]}" ]
+	[ "${SUM[validation]}" = "ok, period $2" ]
+	[ "${SUM[result]}" = pass ]
+}
+
+send_pattern() {
+	local addr=$1 period=$2 bytes=$3
+	shift 3
+	in_ns "$NSA" "$BIN/ncdevmem" -s "$addr" -p "$PORT" -v "$period" --bytes "$bytes" "$@"
+}
+
+# nothing_bound: B's rx queue 0 has no dma-buf.
+nothing_bound() {
+	run in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"queue id=0 type=rx ifindex=$IFB "* ]]
+	[[ $output != *dmabuf=* ]]
+}
+
+# rx_validated MTU: ncdevmem receives 256 MiB (32 MiB on the debug
+# kernel) at MTU, validated; B's counters show the hardware split every
+# packet and wrote the payload into device memory.
+rx_validated() {
+	local mib bytes split0 dm0
+	mib=$(on_debug 32 256)
+	bytes=$((mib << 20))
+	hds_on
+	nsim_snap "$NSB" "$DEVB"
+	split0=${STAT[rx_header_split]} dm0=${STAT[rx_devmem_bytes]}
+	srv_start -v 7 --bytes "${mib}M"
+	[[ $(cat "$SRV_ERR") == *"$DEVB rx queues 0..0 bound to dma-buf "* ]]
+	run send_pattern "$IP4B" 7 "${mib}M"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	srv_wait
+	summary_pass "$bytes" 7
+	nsim_snap "$NSB" "$DEVB"
+	echo "rx_header_split +$((STAT[rx_header_split] - split0)), rx_devmem_bytes +$((STAT[rx_devmem_bytes] - dm0))"
+	# each full-sized segment is a packet split by the hardware
+	[ $((STAT[rx_header_split] - split0)) -ge $((bytes / ($1 - 52))) ]
+	# every payload byte (and any retransmitted one) went to device memory
+	[ $((STAT[rx_devmem_bytes] - dm0)) -ge "$bytes" ]
+	nothing_bound
+}
+
+@test "tcp-data-split: off by default, settable on the 82574, reported by ethtool; A unchanged" {
+	run in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split off" ]
+	hds_on
+	run in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split on" ]
+	run in_ns "$NSA" "$BIN/tcp-data-split" "$DEVA"
+	[ "$output" = "$DEVA: tcp-data-split off" ]
+	in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
+	run in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB"
+	[ "$output" = "$DEVB: tcp-data-split off" ]
+}
+
+@test "bind-rx with header split off: EINVAL, the kernel's message" {
+	run in_ns "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 0 udmabuf:4M
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *"header split (tcp-data-split) is off on the device"* ]]
+	[[ $output == *"Invalid argument"* ]]
+	nothing_bound
+}
+
+@test "ncdevmem over the e1000e pair: 256 MiB (32 MiB debug) DMAed by the device model into a udmabuf, MTU 1500, validated" {
+	rx_validated 1500
+}
+
+@test "the same at MTU 9000: payload in up to three buffers a packet, validated" {
+	in_ns "$NSA" ip link set "$DEVA" mtu 9000
+	in_ns "$NSB" ip link set "$DEVB" mtu 9000
+	e1000e_wait_link
+	rx_validated 9000
+}
+
+@test "device memory at both ends: A's client -f sends from a udmabuf through the 82574's DMA into B's, validated" {
+	local mib bytes
+	mib=$(on_debug 16 64)
+	bytes=$((mib << 20))
+	hds_on
+	srv_start -v 251 --bytes "${mib}M"
+	run send_pattern "$IP4B" 251 "${mib}M" -f "$DEVA" --dmabuf-size 8M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == *"bound for tx on $DEVA" ]]
+	[ "${lines[5]}" = "completed bytes: $bytes" ]
+	[ "${lines[8]}" = "result:          pass" ]
+	srv_wait
+	summary_pass "$bytes" 251
+}
+
+# one_write SIZE: SIZE bytes in one write from A.
+one_write() {
+	in_ns "$NSA" bash -c "head -c $1 /dev/zero |
+		socat -b $1 -u - TCP:$IP4B:$PORT,nodelay"
+}
+
+@test "check_rx_hds: payloads of 1 to 8192 bytes, one write each, never arrive as SO_DEVMEM_LINEAR (-L)" {
+	local size
+	hds_on
+	for size in 1 8 64 256 1024 4096 8192; do
+		srv_start -L --bytes "$size"
+		one_write "$size"
+		srv_wait
+		[ "$SRV_RC" -eq 0 ]
+		[ "${SUM[devmem bytes]}" = "$size" ]
+		[ "${SUM[linear bytes]}" = 0 ]
+	done
+	nothing_bound
+}
+
+@test "recv without MSG_SOCK_DEVMEM and MSG_PEEK on device data: EFAULT, as on mainline; the devmem reader gets every byte" {
+	local out=$BATS_TEST_TMPDIR/rx
+	hds_on
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 0 udmabuf:16M \
+		--run "$BIN/devmem-rx" -p "$PORT" -n 4M -r "$out.ready" \
+		--probe nodevmem,peek,peekdm >"$out" 2>&1 3>&- &
+	local pid=$!
+	wait_until 30 test -e "$out.ready"
+	e1000e_wait_link
+	xfer_connect "$NSA" "$IP4B" "$PORT" 4M 0
+	wait "$pid"
+	cat "$out"
+	mapfile -t lines <"$out"
+	[ "${lines[1]}" = "probe nodevmem: EFAULT" ]
+	[ "${lines[2]}" = "probe peek: EFAULT" ]
+	[ "${lines[3]}" = "probe peekdm: data, with frags" ]
+	[[ ${lines[-1]} =~ ^received\ 4194304\ bytes:\ linear\ 0,\ dmabuf\ 4194304\ in\ [0-9]+\ frags$ ]]
+}
+
+@test "UDP while bound: the device model writes the payload into the dma-buf (read back through its mmap); ARP still resolves" {
+	local pat hold=$BATS_TEST_TMPDIR/hold dm0
+	# IPv4 only: nothing but ARP and the datagram reaches B
+	in_ns "$NSA" sysctl -qw "net.ipv6.conf.$DEVA.disable_ipv6=1"
+	hds_on
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 0 udmabuf:4M --hold \
+		--snapshot "$hold.snap:4M" >"$hold" 2>&1 3>&- &
+	local pid=$!
+	wait_until 30 grep -q "^bind-rx id=" "$hold"
+	e1000e_wait_link
+	# A has to resolve B first: ARP fits the header buffer
+	ip -n "$NSA" neigh flush dev "$DEVA"
+	dm0=$(nsim_stat "$NSB" "$DEVB" rx_devmem_bytes)
+	pat=$(printf 'devmem-%04d-' $(seq 1 100) | head -c 1200)
+	in_ns "$NSA" bash -c 'printf %s "$1" >/dev/udp/'"$IP4B"'/9000' _ "$pat"
+	wait_until 20 stat_gt "$NSB" "$DEVB" rx_devmem_bytes "$dm0"
+	nsim_snap "$NSB" "$DEVB"
+	# the hardware split after the UDP header: 1200 bytes of payload
+	[ $((STAT[rx_devmem_bytes] - dm0)) -eq 1200 ]
+	kill -USR1 "$pid"
+	wait_until 20 test -e "$hold.snap.done"
+	[ "$(grep -c -a -F -e "$pat" "$hold.snap")" -eq 1 ]
+	kill "$pid"
+	wait "$pid" || true
+}
+
+@test "link down and up in the middle of a devmem flow: the queue comes back bound, the stream completes, validated" {
+	local mib bytes
+	mib=$(on_debug 16 128)
+	bytes=$((mib << 20))
+	hds_on
+	srv_start -v 7 --bytes "${mib}M"
+	send_pattern "$IP4B" 7 "${mib}M" >"$BATS_TEST_TMPDIR/cli" 2>&1 3>&- &
+	local cli=$!
+	wait_until 60 stat_gt "$NSB" "$DEVB" rx_devmem_bytes $((bytes / 8))
+	ip -n "$NSB" link set "$DEVB" down
+	ip -n "$NSB" link set "$DEVB" up
+	e1000e_wait_link
+	run in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB"
+	echo "$output"
+	[[ $output == *"queue id=0 type=rx ifindex=$IFB "*dmabuf=* ]]
+	wait "$cli"
+	srv_wait
+	summary_pass "$bytes" 7
+	nothing_bound
+}
+
+# The dma-buf of inode $1 as bufinfo shows it: DB_COUNT (file references;
+# 0 when not listed) and DB_ATTACHED (devices attached).
+dmabuf_state() {
+	IFS='|' read -r DB_COUNT DB_ATTACHED < <(awk -F '\t' -v ino="$1" '
+		/^[0-9]+\t/ { cur = $6 + 0 == ino; if (cur) n = $4 + 0; next }
+		cur && /^Total [0-9]+ devices attached$/ { split($0, w, " "); att = w[2]; cur = 0 }
+		END { print n + 0 "|" att + 0 }' "$BUFINFO")
+}
+dmabuf_released() { dmabuf_state "$1"; [ "$DB_COUNT" -eq 1 ] && [ "$DB_ATTACHED" -eq 0 ]; }
+
+@test "PCI removal of B with tokens held: no crash; the tokens go back, the dma-buf is released; B comes back on rescan" {
+	local line
+	hds_on
+	coproc HOLD { exec "$BIN/devmem-hold" -N "/run/netns/$NSB" -i "$IFB" \
+		-q 0 -s 4M -p "$PORT" -n 256K 2>"$BATS_TEST_TMPDIR/hold.err"; }
+	read -r -t 60 line <&"${HOLD[0]}" || cat "$BATS_TEST_TMPDIR/hold.err"
+	echo "$line"
+	[[ $line =~ ^bound\ id=([0-9]+)\ ino=([0-9]+)$ ]]
+	local ino=${BASH_REMATCH[2]}
+	e1000e_wait_link
+	# the sender waits for a close that comes only at the end
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
+		-s 256K -t 60 >/dev/null 2>&1 {HOLD[0]}<&- {HOLD[1]}>&- &
+	read -r -t 120 line <&"${HOLD[0]}"
+	echo "$line"
+	[[ $line =~ ^held\ ([0-9]+)\ tokens\ for\ 262144\ bytes:\ linear\ 0,\ dmabuf\ 262144$ ]]
+	local tokens=${BASH_REMATCH[1]}
+	dmabuf_state "$ino"
+	[ "$DB_COUNT" -eq 2 ]
+	[ "$DB_ATTACHED" -eq 1 ]
+	echo 1 >"/sys/bus/pci/devices/$PCIB/remove"
+	[ ! -e "/sys/bus/pci/devices/$PCIB" ]
+	echo tokens >&"${HOLD[1]}"
+	read -r -t 60 line <&"${HOLD[0]}"
+	echo "$line"
+	[ "$line" = "returned $tokens tokens" ]
+	echo sock >&"${HOLD[1]}"
+	read -r -t 60 line <&"${HOLD[0]}"
+	[ "$line" = "sock closed" ]
+	echo nl >&"${HOLD[1]}"
+	read -r -t 60 line <&"${HOLD[0]}"
+	[ "$line" = "nl closed" ]
+	wait_until 30 dmabuf_released "$ino"
+	e1000e_rescan "$E1000E_MACB"
+	[ -e "/sys/bus/pci/devices/$PCIB" ]
+}
