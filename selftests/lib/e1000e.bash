@@ -92,8 +92,9 @@ e1000e_addr() {
 	EOF_IP
 }
 
-# Background jobs killed, namespaces gone: the ports go back to init_net
-# (down), where e1000e_pair finds them again by their MACs.
+# Background jobs killed; the ports moved back to init_net (a namespace
+# may outlive its name for a while: an orphaned TCP socket retrying its FIN
+# keeps it), MTU 1500; the namespaces deleted.
 e1000e_cleanup() {
 	local pids ns batch=
 	pids=$(jobs -p)
@@ -101,17 +102,13 @@ e1000e_cleanup() {
 		kill -9 $pids 2>/dev/null || true
 		wait $pids 2>/dev/null || true
 	fi
+	[ -e "/run/netns/${NSA:-}" ] && [ -n "${DEVA:-}" ] &&
+		ip -n "$NSA" link set "$DEVA" mtu 1500 netns 1 2>/dev/null
+	[ -e "/run/netns/${NSB:-}" ] && [ -n "${DEVB:-}" ] &&
+		ip -n "$NSB" link set "$DEVB" mtu 1500 netns 1 2>/dev/null
 	for ns in ${NSA:-} ${NSB:-}; do
 		[ -e "/run/netns/$ns" ] && batch+="netns del $ns"$'\n'
 	done
 	[ -z "$batch" ] || ip -force -b - <<<"$batch" 2>/dev/null
-	# the namespaces go in the background: wait for the ports
-	wait_until 20 e1000e_by_mac "$E1000E_MACA" >/dev/null || true
-	wait_until 20 e1000e_by_mac "$E1000E_MACB" >/dev/null || true
-	local mac dev
-	for mac in "$E1000E_MACA" "$E1000E_MACB"; do
-		dev=$(e1000e_by_mac "$mac") || continue
-		ip link set "$dev" mtu 1500
-	done
 	return 0
 }
