@@ -14,6 +14,7 @@ bats_require_minimum_version 1.5.0
 
 load lib/vm
 load lib/nsim
+load lib/ncdevmem
 load lib/e1000e
 
 PORT=5201
@@ -31,38 +32,12 @@ hds_on() {
 	e1000e_wait_link
 }
 
-# srv_start [ncdevmem args]: the ncdevmem server on B, queue 0 bound, the
-# NIC as the test set it; returns once it listens and the link is back
-# from the bind's reset. SRV_PID, SRV_OUT, SRV_ERR.
-srv_start() {
-	SRV_OUT=$BATS_TEST_TMPDIR/srv.out SRV_ERR=$BATS_TEST_TMPDIR/srv.err
-	rm -f "$BATS_TEST_TMPDIR/ready"
-	"$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s "${SRV_ADDR:-$IP4B}" \
-		-p "$PORT" -f "$DEVB" -n -t 0 -q 1 \
-		-r "$BATS_TEST_TMPDIR/ready" "$@" >"$SRV_OUT" 2>"$SRV_ERR" 3>&- &
-	SRV_PID=$!
-	wait_until 60 srv_ready || { cat "$SRV_ERR"; return 1; }
-	[ -e "$BATS_TEST_TMPDIR/ready" ] || { cat "$SRV_ERR"; return 1; }
+# srv0_start [ncdevmem args]: the ncdevmem server on B with queue 0
+# bound and the NIC as the test set it (-n); returns once it listens and
+# the link is back from the bind's reset.
+srv0_start() {
+	srv_start -n -t 0 -q 1 "$@"
 	e1000e_wait_link
-}
-srv_ready() { [ -e "$BATS_TEST_TMPDIR/ready" ] || ! kill -0 "$SRV_PID" 2>/dev/null; }
-
-# srv_wait: exit status in SRV_RC, summary fields in SUM[key].
-declare -gA SUM
-srv_wait() {
-	local line
-	SRV_RC=0
-	wait "$SRV_PID" || SRV_RC=$?
-	echo "server exit $SRV_RC; stdout:"
-	cat "$SRV_OUT"
-	echo "stderr:"
-	cat "$SRV_ERR"
-	mapfile -t SRV_LINES <"$SRV_OUT"
-	SUM=()
-	for line in "${SRV_LINES[@]:1}"; do
-		[[ $line =~ ^([a-zA-Z/ ]+):\ +(.*)$ ]] &&
-			SUM[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-	done
 }
 
 # summary_pass BYTES PERIOD: complete, validated, all in device memory,
@@ -79,21 +54,6 @@ summary_pass() {
 	[ "${SUM[result]}" = pass ]
 }
 
-send_pattern() {
-	local addr=$1 period=$2 bytes=$3
-	shift 3
-	in_ns "$NSA" "$BIN/ncdevmem" -s "$addr" -p "$PORT" -v "$period" --bytes "$bytes" "$@"
-}
-
-# nothing_bound: B's rx queue 0 has no dma-buf.
-nothing_bound() {
-	run in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ $output == *"queue id=0 type=rx ifindex=$IFB "* ]]
-	[[ $output != *dmabuf=* ]]
-}
-
 # rx_validated MTU: ncdevmem receives 256 MiB (32 MiB on the debug
 # kernel) at MTU, validated; B's counters show the hardware split every
 # packet and wrote the payload into device memory.
@@ -104,7 +64,7 @@ rx_validated() {
 	hds_on
 	nsim_snap "$NSB" "$DEVB"
 	split0=${STAT[rx_header_split]} dm0=${STAT[rx_devmem_bytes]}
-	srv_start -v 7 --bytes "${mib}M"
+	srv0_start -v 7 --bytes "${mib}M"
 	[[ $(cat "$SRV_ERR") == *"$DEVB rx queues 0..0 bound to dma-buf "* ]]
 	run send_pattern "$IP4B" 7 "${mib}M"
 	echo "$output"
@@ -117,7 +77,7 @@ rx_validated() {
 	[ $((STAT[rx_header_split] - split0)) -ge $((bytes / ($1 - 52))) ]
 	# every payload byte (and any retransmitted one) went to device memory
 	[ $((STAT[rx_devmem_bytes] - dm0)) -ge "$bytes" ]
-	nothing_bound
+	nothing_bound 0
 }
 
 @test "tcp-data-split: off by default, settable on the 82574, reported by ethtool; A unchanged" {
@@ -139,7 +99,7 @@ rx_validated() {
 	[ "$status" -ne 0 ]
 	[[ $output == *"header split (tcp-data-split) is off on the device"* ]]
 	[[ $output == *"Invalid argument"* ]]
-	nothing_bound
+	nothing_bound 0
 }
 
 @test "ncdevmem over the e1000e pair: 256 MiB (32 MiB debug) DMAed by the device model into a udmabuf, MTU 1500, validated" {
@@ -158,7 +118,7 @@ rx_validated() {
 	mib=$(on_debug 16 64)
 	bytes=$((mib << 20))
 	hds_on
-	srv_start -v 251 --bytes "${mib}M"
+	srv0_start -v 251 --bytes "${mib}M"
 	run send_pattern "$IP4B" 251 "${mib}M" -f "$DEVA" --dmabuf-size 8M
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -179,14 +139,14 @@ one_write() {
 	local size
 	hds_on
 	for size in 1 8 64 256 1024 4096 8192; do
-		srv_start -L --bytes "$size"
+		srv0_start -L --bytes "$size"
 		one_write "$size"
 		srv_wait
 		[ "$SRV_RC" -eq 0 ]
 		[ "${SUM[devmem bytes]}" = "$size" ]
 		[ "${SUM[linear bytes]}" = 0 ]
 	done
-	nothing_bound
+	nothing_bound 0
 }
 
 @test "recv without MSG_SOCK_DEVMEM and MSG_PEEK on device data: EFAULT, as on mainline; the devmem reader gets every byte" {
@@ -239,7 +199,7 @@ one_write() {
 	mib=$(on_debug 16 128)
 	bytes=$((mib << 20))
 	hds_on
-	srv_start -v 7 --bytes "${mib}M"
+	srv0_start -v 7 --bytes "${mib}M"
 	send_pattern "$IP4B" 7 "${mib}M" >"$BATS_TEST_TMPDIR/cli" 2>&1 3>&- &
 	local cli=$!
 	wait_until 60 stat_gt "$NSB" "$DEVB" rx_devmem_bytes $((bytes / 8))
@@ -252,7 +212,7 @@ one_write() {
 	wait "$cli"
 	srv_wait
 	summary_pass "$bytes" 7
-	nothing_bound
+	nothing_bound 0
 }
 
 # The dma-buf of inode $1 as bufinfo shows it: DB_COUNT (file references;

@@ -14,6 +14,7 @@ bats_require_minimum_version 1.5.0
 
 load lib/vm
 load lib/nsim
+load lib/ncdevmem
 
 PORT=5201
 
@@ -27,40 +28,6 @@ test_teardown() { nsim_cleanup; }
 # split and hds-thresh, n-tuple rules, the RSS table, the ntuple feature.
 nic_state() {
 	in_ns "$NSB" bash -c "'$BIN/tcp-data-split' $DEVB; '$BIN/tcp-data-split' -t $DEVB; ethtool -n $DEVB; ethtool -x $DEVB; ethtool -k $DEVB | grep ntuple"
-}
-
-# srv_start [ncdevmem args]: the server on B's IPv4 address (-s in the
-# args overrides), in the background; returns once it listens. SRV_PID,
-# SRV_OUT (stdout), SRV_ERR (stderr).
-srv_start() {
-	SRV_OUT=$BATS_TEST_TMPDIR/srv.out SRV_ERR=$BATS_TEST_TMPDIR/srv.err
-	rm -f "$BATS_TEST_TMPDIR/ready"
-	# (background processes close bats' fd 3, or bats waits for them)
-	"$BIN/in-ns" "$NSB" "$BIN/ncdevmem" -l -s "$IP4B" -p "$PORT" -f "$DEVB" \
-		-r "$BATS_TEST_TMPDIR/ready" "$@" >"$SRV_OUT" 2>"$SRV_ERR" 3>&- &
-	SRV_PID=$!
-	wait_until 60 srv_ready || { cat "$SRV_ERR"; return 1; }
-	[ -e "$BATS_TEST_TMPDIR/ready" ] || { cat "$SRV_ERR"; return 1; }
-}
-srv_ready() { [ -e "$BATS_TEST_TMPDIR/ready" ] || ! kill -0 "$SRV_PID" 2>/dev/null; }
-
-# srv_wait: the server's exit status in SRV_RC, its summary in SUM[key]
-# ("devmem frags" and the like), its lines in SRV_LINES.
-declare -gA SUM
-srv_wait() {
-	local line
-	SRV_RC=0
-	wait "$SRV_PID" || SRV_RC=$?
-	echo "server exit $SRV_RC; stdout:"
-	cat "$SRV_OUT"
-	echo "stderr:"
-	cat "$SRV_ERR"
-	mapfile -t SRV_LINES <"$SRV_OUT"
-	SUM=()
-	for line in "${SRV_LINES[@]:1}"; do
-		[[ $line =~ ^([a-zA-Z/ ]+):\ +(.*)$ ]] &&
-			SUM[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-	done
 }
 
 # summary_pass BYTES PERIOD: the summary of a complete, validated stream,
@@ -79,22 +46,6 @@ summary_pass() {
 	[[ ${SUM[Gbit/s]} =~ ^[0-9]+\.[0-9]{3}$ ]]
 	[ "${SUM[validation]}" = "ok, period $2" ]
 	[ "${SUM[result]}" = pass ]
-}
-
-# send_pattern ADDR PERIOD BYTES [args]: the ncdevmem client in A.
-send_pattern() {
-	local addr=$1 period=$2 bytes=$3
-	shift 3
-	in_ns "$NSA" "$BIN/ncdevmem" -s "$addr" -p "$PORT" -v "$period" --bytes "$bytes" "$@"
-}
-
-# nothing_bound: no rx queue of B has a dma-buf.
-nothing_bound() {
-	run in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ $output == *"queue id=3 type=rx ifindex=$IFB "* ]]
-	[[ $output != *dmabuf=* ]]
 }
 
 @test "ncdevmem server and client: 64 MiB validated, set-up seen while it runs, the NIC as before afterwards" {

@@ -5,7 +5,7 @@
 # e1000e driver: A in netns nsa, B in nsb.
 #
 #   load lib/vm
-#   load lib/nsim          # in_ns, wait_until, nsim_snap, carrier
+#   load lib/nsim          # in_ns, nsim_addr, wait_until, nsim_snap, carrier
 #   load lib/e1000e
 #   test_setup()    { e1000e_pair; }
 #   test_teardown() { e1000e_cleanup; }
@@ -64,32 +64,14 @@ e1000e_pair() {
 	ethtool -K "$DEVA" tso off
 	ethtool -K "$DEVB" tso off
 	"$BIN/tcp-data-split" "$DEVB" off >/dev/null
-	ip -b - <<-EOF_IP
-		netns add $NSA
-		netns add $NSB
-		link set $DEVA netns $NSA
-		link set $DEVB netns $NSB
-	EOF_IP
+	move_pair
 	# a new namespace has its tunnels' fallback devices: the ports'
 	# ifindexes may change on the way in
 	IFA=$(ifindex_in "$NSA" "$DEVA")
 	IFB=$(ifindex_in "$NSB" "$DEVB")
-	e1000e_addr "$NSA" "$DEVA" "$IP4A" "$IP6A" "$mtu"
-	e1000e_addr "$NSB" "$DEVB" "$IP4B" "$IP6B" "$mtu"
+	nsim_addr "$NSA" "$DEVA" "$IP4A" "$IP6A" "$mtu"
+	nsim_addr "$NSB" "$DEVB" "$IP4B" "$IP6B" "$mtu"
 	e1000e_wait_link
-}
-
-e1000e_addr() {
-	local ns=$1 dev=$2 ip4=$3 ip6=$4 mtu=$5
-
-	in_ns "$ns" sysctl -qw "net.ipv6.conf.$dev.router_solicitations=0"
-	ip -n "$ns" -b - <<-EOF_IP
-		link set lo up
-		link set $dev mtu $mtu
-		addr add $ip4/24 dev $dev
-		addr add $ip6/64 dev $dev nodad
-		link set $dev up
-	EOF_IP
 }
 
 # Background jobs killed; the ports moved back to init_net (a namespace

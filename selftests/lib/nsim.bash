@@ -118,18 +118,24 @@ nsim_pair() {
 	read -r IFB <"/sys/class/net/$DEVB/ifindex"
 	read -r MACA <"/sys/class/net/$DEVA/address"
 	read -r MACB <"/sys/class/net/$DEVB/address"
-	ip -b - <<-EOF_IP
-		netns add $NSA
-		netns add $NSB
-		link set $DEVA netns $NSA
-		link set $DEVB netns $NSB
-	EOF_IP
+	move_pair
 	DFSA=/sys/kernel/debug/netdevsim/netdevsim$IDA/ports/0
 	DFSB=/sys/kernel/debug/netdevsim/netdevsim$IDB/ports/0
 	nsim_open_nsfds
 	nsim_link
 	nsim_addr "$NSA" "$DEVA" "$IP4A" "$IP6A" "$mtu"
 	nsim_addr "$NSB" "$DEVB" "$IP4B" "$IP6B" "$mtu"
+}
+
+# move_pair: new namespaces NSA and NSB, DEVA moved into NSA and DEVB
+# into NSB.
+move_pair() {
+	ip -b - <<-EOF_IP
+		netns add $NSA
+		netns add $NSB
+		link set $DEVA netns $NSA
+		link set $DEVB netns $NSB
+	EOF_IP
 }
 
 nsim_addr() {
