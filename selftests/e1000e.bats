@@ -215,6 +215,89 @@ one_write() {
 	nothing_bound 0
 }
 
+@test "bind and unbind under a plain flow: its receiver fails with EFAULT once payload lands in device memory; unbound, a new flow is whole" {
+	local out=$BATS_TEST_TMPDIR/bind snd hold
+	hds_on
+	xfer_start "$NSB" "$PORT" 0 4G -t 300
+	"$BIN/in-ns" "$NSA" "$BIN/tcpxfer" connect -q -a "$IP4B" -p "$PORT" \
+		-s 4G -t 300 >/dev/null 2>&1 3>&- &
+	snd=$!
+	wait_until 60 stat_gt "$NSB" "$DEVB" rx_bytes $((8 << 20))
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 0 udmabuf:16M \
+		--hold >"$out" 2>&1 3>&- &
+	hold=$!
+	wait_until 30 grep -q "^bind-rx id=" "$out"
+	run xfer_wait
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Bad address"* ]]
+	# the sender ends when the receiver's close resets the connection
+	wait "$snd" || true
+	kill "$hold"
+	wait "$hold" || true
+	e1000e_wait_link
+	nothing_bound 0
+	xfer_start "$NSB" "$PORT" 0 8M
+	xfer_connect "$NSA" "$IP4B" "$PORT" 8M 0
+	xfer_wait
+}
+
+# ping NS ADDR SIZE: one ICMP echo of SIZE payload bytes from NS to ADDR;
+# prints "reply" or "no reply" (2 s).
+ping_once() {
+	in_ns "$1" python3 -c '
+import socket, struct, sys, select
+def csum(d):
+    d += b"\0" * (len(d) % 2)
+    t = sum(struct.unpack("!%dH" % (len(d) // 2), d))
+    while t >> 16:
+        t = (t & 0xffff) + (t >> 16)
+    return 0xffff - t
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+body = bytes(i % 251 for i in range(int(sys.argv[2])))
+h = struct.pack("!BBHHH", 8, 0, 0, 0x1234, 1)
+h = struct.pack("!BBHHH", 8, 0, csum(h + body), 0x1234, 1)
+s.sendto(h + body, (sys.argv[1], 0))
+while select.select([s], [], [], 2)[0]:
+    p = s.recv(65536)
+    ihl = (p[0] & 15) * 4
+    if p[ihl] == 0 and p[ihl + 4:ihl + 6] == b"\x12\x34":
+        print("reply" if p[ihl + 8:] == body else "bad reply")
+        sys.exit(0)
+print("no reply")
+' "$2" "$3"
+}
+
+# icmp_in NS FIELD: FIELD of the Icmp line of NS's /proc/net/snmp.
+icmp_in() {
+	in_ns "$1" awk -v f="$2" '$1 == "Icmp:" {
+		if (!n) { for (i = 2; i <= NF; i++) col[$i] = i; n = 1 }
+		else print $col[f] }' /proc/net/snmp
+}
+
+@test "ICMP while bound: the 82574 splits an echo request after the IP header, its body lands in device memory, B drops it as a checksum error; unbound, B replies" {
+	local dm0 in0 err0 cs0
+	# IPv4 only: nothing but ARP and the echo reaches B
+	in_ns "$NSA" sysctl -qw "net.ipv6.conf.$DEVA.disable_ipv6=1"
+	hds_on
+	run ping_once "$NSA" "$IP4B" 1000
+	[ "$output" = reply ]
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 0 udmabuf:4M --hold \
+		>"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
+	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
+	e1000e_wait_link
+	dm0=$(nsim_stat "$NSB" "$DEVB" rx_devmem_bytes)
+	in0=$(icmp_in "$NSB" InMsgs) err0=$(icmp_in "$NSB" InErrors) cs0=$(icmp_in "$NSB" InCsumErrors)
+	run ping_once "$NSA" "$IP4B" 1000
+	[ "$output" = "no reply" ]
+	# the ICMP header and the body: 8 + 1000 bytes in device memory
+	nsim_snap "$NSB" "$DEVB"
+	[ $((STAT[rx_devmem_bytes] - dm0)) -eq 1008 ]
+	[ $(($(icmp_in "$NSB" InMsgs) - in0)) -eq 1 ]
+	[ $(($(icmp_in "$NSB" InErrors) - err0)) -eq 1 ]
+	[ $(($(icmp_in "$NSB" InCsumErrors) - cs0)) -eq 1 ]
+}
+
 # The dma-buf of inode $1 as bufinfo shows it: DB_COUNT (file references;
 # 0 when not listed) and DB_ATTACHED (devices attached).
 dmabuf_state() {

@@ -29,6 +29,7 @@
 #include <linux/ethtool_netlink.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
+#include <linux/pm_runtime.h>
 #include <net/netdev_rx_queue.h>
 #include <net/page_pool.h>
 #include <net/page_pool_mp.h>
@@ -135,19 +136,22 @@ void e1000e_ps_page_add_frag(struct e1000_ring *rx_ring, struct sk_buff *skb,
 
 /* --- rebuilding the one rx queue ---------------------------------------- */
 
-/* Quiesce and reset the device: every rx buffer goes back to its pool.
- * Under rtnl; pairs with e1000e_hds_resume().
+/* Quiesce and reset the device (resumed from runtime suspend first):
+ * every rx buffer goes back to its pool. Under rtnl; pairs with
+ * e1000e_hds_resume(), as e1000_change_mtu() does it.
  */
 static void e1000e_hds_quiesce(struct e1000_adapter *adapter)
 {
 	while (test_and_set_bit(__E1000_RESETTING, &adapter->state))
 		usleep_range(1000, 2000);
+	pm_runtime_get_sync(&adapter->pdev->dev);
 	e1000e_down(adapter, true);
 }
 
 static void e1000e_hds_resume(struct e1000_adapter *adapter)
 {
 	e1000e_up(adapter);
+	pm_runtime_put_sync(&adapter->pdev->dev);
 	clear_bit(__E1000_RESETTING, &adapter->state);
 }
 
