@@ -172,7 +172,7 @@ EOF
 	[ "$status" -eq 0 ]
 	[[ $output == *"== kernel"*"Linux 6.1."* ]]
 	# ncdevmem set the port up: header split on, the flow on queue 3
-	[[ $output == *"eth1: tcp-data-split on"* ]]
+	[[ $output =~ eth[0-9]+:\ tcp-data-split\ on ]]
 	[[ $output == *"Dest port: 5201 mask: 0x0"*"Action: Direct to queue 3"* ]]
 	# devmemctl: queue 3, and no other, bound to a dma-buf
 	[ "$(grep -c ' dmabuf [0-9]' <<<"${output%%== nsa:*}")" -eq 1 ]
