@@ -91,20 +91,6 @@ all_to_queue3() {
 	hold_queue3
 }
 
-# ip6_mib NS FIELD: FIELD (e.g. Ip6FragFails) of NS's /proc/net/snmp6.
-ip6_mib() { in_ns "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6; }
-
-# snmp_mib NS GROUP FIELD: FIELD of the GROUP line (Ip, Icmp, TcpExt,
-# MPTcpExt...) of NS's /proc/net/snmp or /proc/net/netstat.
-snmp_mib() {
-	in_ns "$1" awk -v g="$2:" -v f="$3" '$1 == g && !(FILENAME in n) { for (i = 2; i <= NF; i++) h[i] = $i; n[FILENAME] = 1; next }
-		$1 == g { for (i = 2; i <= NF; i++) if (h[i] == f) print $i }' /proc/net/snmp /proc/net/netstat
-}
-
-# ip_mib NS FIELD: FIELD (e.g. FragFails) of the Ip line of NS's
-# /proc/net/snmp.
-ip_mib() { snmp_mib "$1" Ip "$2"; }
-
 # pattern_sender PORT HOST_BYTES DEVICE_BYTES FIFO: in A, in the
 # background (SENDER_PID), a Python sender to B's $IP4B:PORT: the first
 # HOST_BYTES of the test pattern (selftests/progs/lib/pattern.h, seed 1), then,

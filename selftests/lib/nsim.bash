@@ -307,13 +307,23 @@ xfer_connect() {
 		-s "$send" -r "$recv" "$@"
 }
 
+# ip6_mib NS FIELD: FIELD (e.g. Ip6FragFails) of NS's /proc/net/snmp6.
+ip6_mib() { in_ns "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6; }
+
+# snmp_mib NS GROUP FIELD: FIELD of the GROUP line (Ip, Icmp, TcpExt,
+# MPTcpExt...) of NS's /proc/net/snmp or /proc/net/netstat.
+snmp_mib() {
+	in_ns "$1" awk -v g="$2:" -v f="$3" '$1 == g && !(FILENAME in n) { for (i = 2; i <= NF; i++) h[i] = $i; n[FILENAME] = 1; next }
+		$1 == g { for (i = 2; i <= NF; i++) if (h[i] == f) print $i }' /proc/net/snmp /proc/net/netstat
+}
+
+# ip_mib NS FIELD: FIELD (e.g. FragFails) of the Ip line of NS's
+# /proc/net/snmp.
+ip_mib() { snmp_mib "$1" Ip "$2"; }
+
 # tcp_mib NS FIELD: the Tcp counter FIELD (e.g. InCsumErrors) of NS's
 # /proc/net/snmp, which counts IPv4 and IPv6 alike.
-tcp_mib() {
-	in_ns "$1" awk -v f="$2" '$1 == "Tcp:" {
-		if (!n) { for (i = 2; i <= NF; i++) col[$i] = i; n = 1 }
-		else print $col[f] }' /proc/net/snmp
-}
+tcp_mib() { snmp_mib "$1" Tcp "$2"; }
 
 # kmemleak reports only objects older than 5 s: wait that long, then scan
 # (where kmemleak is not active there is nothing to wait for).

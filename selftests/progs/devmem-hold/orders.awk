@@ -1,14 +1,16 @@
 #!/usr/bin/awk -f
 # SPDX-License-Identifier: GPL-2.0
 #
-# The orders in which selftests/devmem-teardown.bats tears a binding down.
+# The orders in which the teardown suites (selftests/lib/teardown.bash)
+# tear a binding down.
 #
-#   awk -v mode=pairs|pairs:N|triples|triples:N|all -f orders.awk
+#   awk -v mode=pairs|pairs:N|triples|triples:N|all [-v events=LIST] -f orders.awk
 #
-# Seven events, each at most once: sock (the receiving socket closes,
+# Seven events, each at most once (events: a subset, in this order; by
+# default all seven): sock (the receiving socket closes,
 # holding tokens), nl (the binding's netlink socket closes), tokens (the
 # application gives its tokens back), down (link down), chan (ethtool -L),
-# del (netdevsim del_device), netns (ip netns del). Every permutation of
+# del (the device goes), netns (ip netns del). Every permutation of
 # the seven is played through a model of what each event leaves behind; an
 # event that makes no sense where it stands is skipped there, with the
 # reason:
@@ -25,10 +27,11 @@
 #
 #   EVENT... [# skipped: EVENT (reason), ...]
 #
-# mode=all prints every sequence (1004 of them). mode=pairs prints a subset
-# in which every two events that follow each other in some sequence follow
-# each other in a printed one (9 sequences); mode=triples adds to those
-# until the same holds for three events in a row (42 in all). With :N
+# mode=all prints every sequence (1004 of them for the seven). mode=pairs
+# prints a subset in which every two events that follow each other in some
+# sequence follow each other in a printed one (9 sequences for the seven,
+# 7 without chan); mode=triples adds to those until the same holds for
+# three events in a row (42 in all for the seven). With :N
 # they stop at N sequences in all (mode=triples:N never prints fewer than
 # the pairs). Each sequence added is the first (in the order of generation:
 # permutations in lexicographic order of the event list above) that covers
@@ -112,7 +115,9 @@ function cover(k, lim,    s, x, c, best, bestn, left, want, got, g) {
 }
 
 BEGIN {
-	n = split("sock nl tokens down chan del netns", ev, " ")
+	if (events == "")
+		events = "sock nl tokens down chan del netns"
+	n = split(events, ev, " ")
 	for (i = 1; i <= n; i++)
 		idx[i] = i
 	nseq = 0
