@@ -40,6 +40,18 @@ srv0_start() {
 	e1000e_wait_link
 }
 
+# flow_ready PERIOD DEBUG_MIB MIB [ncdevmem args]: header split on, the
+# server bound to queue 0 and waiting for MIB MiB (DEBUG_MIB on the debug
+# kernel) of the pattern of PERIOD; their size in MIB and BYTES.
+flow_ready() {
+	local period=$1
+	MIB=$(on_debug "$2" "$3")
+	BYTES=$((MIB << 20))
+	shift 3
+	hds_on
+	srv0_start -v "$period" --bytes "${MIB}M" "$@"
+}
+
 # summary_pass BYTES PERIOD: complete, validated, all in device memory,
 # every token back.
 summary_pass() {
@@ -58,25 +70,22 @@ summary_pass() {
 # kernel) at MTU, validated; B's counters show the hardware split every
 # packet and wrote the payload into device memory.
 rx_validated() {
-	local mib bytes split0 dm0
-	mib=$(on_debug 32 256)
-	bytes=$((mib << 20))
-	hds_on
+	local split0 dm0
+	flow_ready 7 32 256
 	nsim_snap "$NSB" "$DEVB"
 	split0=${STAT[rx_header_split]} dm0=${STAT[rx_devmem_bytes]}
-	srv0_start -v 7 --bytes "${mib}M"
 	[[ $(cat "$SRV_ERR") == *"$DEVB rx queues 0..0 bound to dma-buf "* ]]
-	run send_pattern "$IP4B" 7 "${mib}M"
+	run send_pattern "$IP4B" 7 "${MIB}M"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	srv_wait
-	summary_pass "$bytes" 7
+	summary_pass "$BYTES" 7
 	nsim_snap "$NSB" "$DEVB"
 	echo "rx_header_split +$((STAT[rx_header_split] - split0)), rx_devmem_bytes +$((STAT[rx_devmem_bytes] - dm0))"
 	# each full-sized segment is a packet split by the hardware
-	[ $((STAT[rx_header_split] - split0)) -ge $((bytes / ($1 - 52))) ]
+	[ $((STAT[rx_header_split] - split0)) -ge $((BYTES / ($1 - 52))) ]
 	# every payload byte (and any retransmitted one) went to device memory
-	[ $((STAT[rx_devmem_bytes] - dm0)) -ge "$bytes" ]
+	[ $((STAT[rx_devmem_bytes] - dm0)) -ge "$BYTES" ]
 	nothing_bound 0
 }
 
@@ -114,19 +123,15 @@ rx_validated() {
 }
 
 @test "device memory at both ends: A's client -f sends from a udmabuf through the 82574's DMA into B's, validated" {
-	local mib bytes
-	mib=$(on_debug 16 64)
-	bytes=$((mib << 20))
-	hds_on
-	srv0_start -v 251 --bytes "${mib}M"
-	run send_pattern "$IP4B" 251 "${mib}M" -f "$DEVA" --dmabuf-size 8M
+	flow_ready 251 16 64
+	run send_pattern "$IP4B" 251 "${MIB}M" -f "$DEVA" --dmabuf-size 8M
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == *"bound for tx on $DEVA" ]]
-	[ "${lines[5]}" = "completed bytes: $bytes" ]
+	[ "${lines[5]}" = "completed bytes: $BYTES" ]
 	[ "${lines[8]}" = "result:          pass" ]
 	srv_wait
-	summary_pass "$bytes" 251
+	summary_pass "$BYTES" 251
 }
 
 # one_write SIZE: SIZE bytes in one write from A.
@@ -138,7 +143,7 @@ one_write() {
 @test "check_rx_hds: payloads of 1 to 8192 bytes, one write each, never arrive as SO_DEVMEM_LINEAR (-L)" {
 	local size
 	hds_on
-	for size in 1 8 64 256 1024 4096 8192; do
+	for size in 1 8 16 32 64 128 256 512 1024 2048 4096 8192; do
 		srv0_start -L --bytes "$size"
 		one_write "$size"
 		srv_wait
@@ -195,14 +200,10 @@ one_write() {
 }
 
 @test "link down and up in the middle of a devmem flow: the queue comes back bound, the stream completes, validated" {
-	local mib bytes
-	mib=$(on_debug 16 128)
-	bytes=$((mib << 20))
-	hds_on
-	srv0_start -v 7 --bytes "${mib}M"
-	send_pattern "$IP4B" 7 "${mib}M" >"$BATS_TEST_TMPDIR/cli" 2>&1 3>&- &
+	flow_ready 7 16 128
+	send_pattern "$IP4B" 7 "${MIB}M" >"$BATS_TEST_TMPDIR/cli" 2>&1 3>&- &
 	local cli=$!
-	wait_until 60 stat_gt "$NSB" "$DEVB" rx_devmem_bytes $((bytes / 8))
+	wait_until 60 stat_gt "$NSB" "$DEVB" rx_devmem_bytes $((BYTES / 8))
 	ip -n "$NSB" link set "$DEVB" down
 	ip -n "$NSB" link set "$DEVB" up
 	e1000e_wait_link
@@ -211,7 +212,7 @@ one_write() {
 	[[ $output == *"queue id=0 type=rx ifindex=$IFB "*dmabuf=* ]]
 	wait "$cli"
 	srv_wait
-	summary_pass "$bytes" 7
+	summary_pass "$BYTES" 7
 	nothing_bound 0
 }
 
@@ -244,6 +245,64 @@ one_write() {
 	xfer_wait
 }
 
+@test "while bound: header split stays on; a ring resize and an MTU change in the middle of a devmem flow keep the queue bound, the stream validated" {
+	flow_ready 7 16 64
+	run in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB" off
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot turn header split off while device memory is bound to an rx queue"* ]]
+	[ "$(in_ns "$NSB" "$BIN/tcp-data-split" "$DEVB")" = "$DEVB: tcp-data-split on" ]
+	send_pattern "$IP4B" 7 "${MIB}M" >"$BATS_TEST_TMPDIR/cli" 2>&1 3>&- &
+	local cli=$!
+	wait_until 60 stat_gt "$NSB" "$DEVB" rx_devmem_bytes $((BYTES / 8))
+	# the reader stops, the stream stalls on a full window; each change
+	# resets the controller and makes the ring anew under it (a binding
+	# lost on the way would put the rest in host memory: summary_pass)
+	kill -STOP "$SRV_PID"
+	in_ns "$NSB" ethtool -G "$DEVB" rx 512
+	e1000e_wait_link
+	in_ns "$NSB" ip link set "$DEVB" mtu 9000
+	e1000e_wait_link
+	run in_ns "$NSB" ethtool -g "$DEVB"
+	[[ $(sed -n '/^Current/,$p' <<<"$output") =~ RX:[[:space:]]+512 ]]
+	run in_ns "$NSB" "$BIN/netdev-nl" queue-get "$IFB"
+	echo "$output"
+	[[ $output == *"queue id=0 type=rx ifindex=$IFB "*dmabuf=* ]]
+	kill -CONT "$SRV_PID"
+	wait "$cli"
+	srv_wait
+	summary_pass "$BYTES" 7
+	nothing_bound 0
+}
+
+@test "IPv6 neighbour discovery while bound: the 82574 splits each solicitation after the IPv6 header, B drops it as a checksum error and never answers; unbound, A resolves B" {
+	local ns0 cs0 na0
+	hds_on
+	"$BIN/in-ns" "$NSB" "$BIN/netdev-nl" bind-rx "$IFB" 0 udmabuf:4M --hold \
+		>"$BATS_TEST_TMPDIR/bind" 2>&1 3>&- &
+	local hold=$!
+	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
+	e1000e_wait_link
+	ip -n "$NSA" -6 neigh flush dev "$DEVA"
+	ns0=$(ip6_mib "$NSA" Icmp6OutNeighborSolicits)
+	cs0=$(ip6_mib "$NSB" Icmp6InCsumErrors)
+	na0=$(ip6_mib "$NSB" Icmp6OutNeighborAdvertisements)
+	# a datagram to B makes A solicit B's address until it gives up
+	in_ns "$NSA" bash -c 'echo x >/dev/udp/'"$IP6B"'/9000'
+	wait_until 30 eval '[[ $(ip -n "$NSA" -6 neigh show "$IP6B" dev "$DEVA") == *FAILED* ]]'
+	# every solicitation reached B's stack and went no further
+	[ $(($(ip6_mib "$NSA" Icmp6OutNeighborSolicits) - ns0)) -ge 1 ]
+	[ $(($(ip6_mib "$NSB" Icmp6InCsumErrors) - cs0)) -eq $(($(ip6_mib "$NSA" Icmp6OutNeighborSolicits) - ns0)) ]
+	[ $(($(ip6_mib "$NSB" Icmp6OutNeighborAdvertisements) - na0)) -eq 0 ]
+	kill "$hold"
+	wait "$hold" || true
+	e1000e_wait_link
+	nothing_bound 0
+	ip -n "$NSA" -6 neigh flush dev "$DEVA"
+	in_ns "$NSA" bash -c 'echo x >/dev/udp/'"$IP6B"'/9000'
+	wait_until 30 eval '[[ $(ip -n "$NSA" -6 neigh show "$IP6B" dev "$DEVA") == *REACHABLE* ]]'
+}
+
 # ping NS ADDR SIZE: one ICMP echo of SIZE payload bytes from NS to ADDR;
 # prints "reply" or "no reply" (2 s).
 ping_once() {
@@ -270,13 +329,6 @@ print("no reply")
 ' "$2" "$3"
 }
 
-# icmp_in NS FIELD: FIELD of the Icmp line of NS's /proc/net/snmp.
-icmp_in() {
-	in_ns "$1" awk -v f="$2" '$1 == "Icmp:" {
-		if (!n) { for (i = 2; i <= NF; i++) col[$i] = i; n = 1 }
-		else print $col[f] }' /proc/net/snmp
-}
-
 @test "ICMP while bound: the 82574 splits an echo request after the IP header, its body lands in device memory, B drops it as a checksum error; unbound, B replies" {
 	local dm0 in0 err0 cs0
 	# IPv4 only: nothing but ARP and the echo reaches B
@@ -289,15 +341,15 @@ icmp_in() {
 	wait_until 30 grep -q "^bind-rx id=" "$BATS_TEST_TMPDIR/bind"
 	e1000e_wait_link
 	dm0=$(nsim_stat "$NSB" "$DEVB" rx_devmem_bytes)
-	in0=$(icmp_in "$NSB" InMsgs) err0=$(icmp_in "$NSB" InErrors) cs0=$(icmp_in "$NSB" InCsumErrors)
+	in0=$(snmp_mib "$NSB" Icmp InMsgs) err0=$(snmp_mib "$NSB" Icmp InErrors) cs0=$(snmp_mib "$NSB" Icmp InCsumErrors)
 	run ping_once "$NSA" "$IP4B" 1000
 	[ "$output" = "no reply" ]
 	# the ICMP header and the body: 8 + 1000 bytes in device memory
 	nsim_snap "$NSB" "$DEVB"
 	[ $((STAT[rx_devmem_bytes] - dm0)) -eq 1008 ]
-	[ $(($(icmp_in "$NSB" InMsgs) - in0)) -eq 1 ]
-	[ $(($(icmp_in "$NSB" InErrors) - err0)) -eq 1 ]
-	[ $(($(icmp_in "$NSB" InCsumErrors) - cs0)) -eq 1 ]
+	[ $(($(snmp_mib "$NSB" Icmp InMsgs) - in0)) -eq 1 ]
+	[ $(($(snmp_mib "$NSB" Icmp InErrors) - err0)) -eq 1 ]
+	[ $(($(snmp_mib "$NSB" Icmp InCsumErrors) - cs0)) -eq 1 ]
 }
 
 # The dma-buf of inode $1 as bufinfo shows it: DB_COUNT (file references;

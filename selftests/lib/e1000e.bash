@@ -76,7 +76,8 @@ e1000e_pair() {
 
 # Background jobs killed; the ports moved back to init_net (a namespace
 # may outlive its name for a while: an orphaned TCP socket retrying its FIN
-# keeps it), MTU 1500; the namespaces deleted.
+# keeps it), MTU 1500; the namespaces deleted; an unbound driver bound
+# again.
 e1000e_cleanup() {
 	local pids ns batch=
 	pids=$(jobs -p)
@@ -92,5 +93,18 @@ e1000e_cleanup() {
 		[ -e "/run/netns/$ns" ] && batch+="netns del $ns"$'\n'
 	done
 	[ -z "$batch" ] || ip -force -b - <<<"$batch" 2>/dev/null
+	e1000e_rebind
+	return 0
+}
+
+# e1000e_rebind: a port whose driver a test unbound (the teardown
+# suite's del) gets it back; its netdev comes up in init_net.
+e1000e_rebind() {
+	local d
+	for d in ${PCIA:-} ${PCIB:-}; do
+		[ -e "/sys/bus/pci/devices/$d" ] &&
+			[ ! -e "/sys/bus/pci/devices/$d/driver" ] &&
+			echo "$d" >/sys/bus/pci/drivers/e1000e/bind
+	done
 	return 0
 }
