@@ -65,7 +65,8 @@
  *   md5     a TCP_MD5SIG key for ADDR
  *   tstamp  SO_TIMESTAMPING: software timestamps when a send is queued
  *           for the device and when it is acknowledged, with OPT_ID (not
- *           OPT_TSONLY)
+ *           OPT_TSONLY); set once everything sent is acknowledged, since
+ *           OPT_ID numbers the bytes from the first unacknowledged one
  *   tstamps waits (5 s at most) for the acknowledgement's timestamp and
  *           prints a line per timestamp report on the error queue:
  *           "tstamp TYPE key=KEY payload=BYTES", TYPE sched or ack,
@@ -598,6 +599,7 @@ static int option_step(const char *step)
 			set_int(IPPROTO_TCP, TCP_REPAIR_QUEUE,
 				"TCP_REPAIR_QUEUE", TCP_RECV_QUEUE);
 	} else if (!strcmp(step, "tstamp")) {
+		wait_acked();
 		set_int(SOL_SOCKET, SO_TIMESTAMPING, "SO_TIMESTAMPING",
 			SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_ACK |
 			SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID);
