@@ -218,7 +218,7 @@ kconfig_with() {
 
 @test "CONFIG_NET_DEVMEM: on exactly when dma-buf and page pools are" {
 	# neither has a prompt: SYNC_FILE selects DMA_SHARED_BUFFER, and
-	# netdevsim (patch 0001) PAGE_POOL
+	# netdevsim (patch 0038) PAGE_POOL
 	kconfig_with CONFIG_SYNC_FILE=y CONFIG_NETDEVICES=y CONFIG_NETDEVSIM=y
 	run grep -c '^CONFIG_NET_DEVMEM=y$' "$T/kc/.config"
 	[ "$output" = 1 ]
