@@ -7,10 +7,10 @@
 # udmabuf) into one of them and checks that the kernel refuses cleanly,
 # with no kernel report (the VM runner fails a test on any WARN: each of
 # these used to warn in __skb_checksum(), or to spin): segmenting a
-# forwarded GRO packet for a device without checksum offload (patch 0014),
-# MPTCP's DSS checksum (0024), netfilter's NAT of ICMP errors, SCTP CRC
-# checks and rewrites, payload writes and IPv6 header sums (0025), RFC 4884
-# extensions and IP_CHECKSUM (0026), sockmap's ingress (0027). Where a
+# forwarded GRO packet for a device without checksum offload (patch 0013),
+# MPTCP's DSS checksum (0023), netfilter's NAT of ICMP errors, SCTP CRC
+# checks and rewrites, payload writes and IPv6 header sums (0024), RFC 4884
+# extensions and IP_CHECKSUM (0025), sockmap's ingress (0026). Where a
 # test can, it also sends the same packet small enough to stay in host
 # memory and sees the path work, so that a refusal is known to be the
 # device memory's.
@@ -31,7 +31,7 @@ test_teardown() { nsim_cleanup; }
 # icmp_mib NS FIELD: FIELD of the Icmp line of NS's /proc/net/snmp.
 icmp_mib() { snmp_mib "$1" Icmp "$2"; }
 
-# --- skb_segment() without checksum offload (0014) --------------------------
+# --- skb_segment() without checksum offload (0013) --------------------------
 
 # tcp4_burst DST COUNT: COUNT back-to-back TCP segments of 1400 bytes of
 # one flow from A to DST:$PORT through B's MAC, DF clear, consecutive IP
@@ -83,12 +83,12 @@ tcp4_burst() {
 	# for vb1, which cannot checksum: refused, it used to be summed
 	[ $((fwd2 - fwd)) -lt 4 ]
 	# a segment that arrived alone is refused by IPv4 fragmentation
-	# (0017); no segment or fragment of either kind left through vb1
+	# (0016); no segment or fragment of either kind left through vb1
 	[ $((fails2 - fails)) -lt $((fwd2 - fwd)) ]
 	[ "$(in_ns "$NSB" cat /sys/class/net/vp1/statistics/rx_packets)" -eq 0 ]
 }
 
-# --- MPTCP DSS checksums (0024) ---------------------------------------------
+# --- MPTCP DSS checksums (0023) ---------------------------------------------
 
 @test "MPTCP with DSS checksums, asked for by the peer alone, on a bound flow: the mapping over device memory counts as a checksum failure (MPTcpExtDataCsumErr), the connection falls back to TCP, recv fails with EFAULT, no warning" {
 	local out=$BATS_TEST_TMPDIR/mptcp errs
@@ -132,7 +132,7 @@ tcp4_burst() {
 	[ "$(nsim_stat "$NSB" "$DEVB" rx3_payload_bufs)" -ge 1 ]
 }
 
-# --- netfilter (0025) -------------------------------------------------------
+# --- netfilter (0024) -------------------------------------------------------
 
 @test "nft payload write with a checksum update into the payload of a bound flow: refused before summing (the rule breaks), the bytes arrive unchanged in device memory, no warning" {
 	in_ns "$NSB" nft -f - <<-EOF_NFT
@@ -348,7 +348,7 @@ echo6_destopts() {
 	nsim_stat_is "$NSB" "$DEVB" rx3_payload_bufs $((bufs + 1))
 }
 
-# --- RFC 4884 and IP_CHECKSUM (0026) ----------------------------------------
+# --- RFC 4884 and IP_CHECKSUM (0025) ----------------------------------------
 
 # unreach_rfc4884 EXTBYTES: from A to B, an ICMP port unreachable quoting
 # a UDP datagram from B:40001 to A:9 (128 bytes, RFC 4884 length 32
@@ -458,7 +458,7 @@ unreach_rfc4884() {
 	nsim_stat_is "$NSB" "$DEVB" rx3_payload_bufs $((bufs + 1))
 }
 
-# --- sockmap ingress (0027) -------------------------------------------------
+# --- sockmap ingress (0026) -------------------------------------------------
 
 @test "sockmap verdict passing a bound flow's skbs to the socket's ingress: device memory is a hard error, the socket gets EFAULT (from recv, or POLLERR and SO_ERROR) instead of the psock retrying forever; no warning" {
 	local out=$BATS_TEST_TMPDIR/sockmap fifo=$BATS_TEST_TMPDIR/go w
