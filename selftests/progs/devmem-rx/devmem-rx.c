@@ -26,7 +26,6 @@
 #include <linux/uio.h>
 #define __iovec_defined 1
 #include <stddef.h>
-#include <linux/dma-buf.h>
 #include <linux/tcp.h>
 
 #include <errno.h>
@@ -49,23 +48,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/pattern.h"
-
-#ifndef ETOOSMALL
-#define ETOOSMALL	525	/* kernel-internal; what devmem recvmsg returns */
-#endif
-#ifndef MSG_SOCK_DEVMEM
-#define MSG_SOCK_DEVMEM	0x2000000	/* not in the uapi, as in mainline */
-#endif
-
 #define PROG		"devmem-rx"
 
 #include "../lib/die.h"
 #include "../lib/size.h"
+#include "../lib/devmem.h"
+#include "../lib/listen.h"
+#include "../lib/tokens.h"
 #define IOV_LEN		(1024 * 1024)	/* the linear bytes of device data land here */
 #define CTRL_LEN	(CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * 1024)
-#define MAX_RANGES	128		/* per SO_DEVMEM_DONTNEED */
-#define MAX_FRAGS	1024
 
 struct opts {
 	const char *addr, *port, *ready;
@@ -77,17 +68,14 @@ struct opts {
 	const char *probes;
 };
 
-static struct {
-	int fd;
-	uint32_t id;			/* binding id, 0: not checked */
-	uint8_t *map;
-	size_t size;
-	uint64_t off;			/* stream offset */
-	uint64_t linear, dmabuf, frags, cmsgs;
-	uint32_t *tokens;		/* held, to give back */
-	size_t ntokens, cap;
-	uint64_t batches;		/* given back while receiving */
-} rx;
+static uint8_t iov_buf[IOV_LEN];
+static uint8_t ctrl[CTRL_LEN] __attribute__((aligned(8)));
+/* the stream, and the dma-buf */
+static struct dm_rx rx = {
+	.buf = iov_buf, .buf_len = sizeof(iov_buf), .ctrl = ctrl,
+};
+static struct tokens held;	/* to give back */
+static uint64_t batches;	/* given back while receiving */
 
 static volatile sig_atomic_t release_held;
 
@@ -152,148 +140,13 @@ static unsigned int parse_count(const char *s, const char *opt,
 	return v;
 }
 
-/* ---- checking what arrived ---- */
-
-static uint64_t pattern_base;
-static bool nocheck;
-
-static void check_stream(const uint8_t *buf, size_t len, const char *where)
-{
-	size_t bad;
-
-	if (nocheck) {
-		rx.off += len;
-		return;
-	}
-	bad = pattern_check(pattern_base, rx.off, buf, len);
-	if (bad != len)
-		die("%s: byte %" PRIu64 " of the stream is 0x%02x, expected 0x%02x",
-		    where, rx.off + bad, buf[bad],
-		    pattern_byte(pattern_base, rx.off + bad));
-	rx.off += len;
-}
-
-static void dmabuf_sync(uint64_t flags)
-{
-	struct dma_buf_sync sync = { .flags = flags | DMA_BUF_SYNC_READ };
-
-	if (ioctl(rx.fd, DMA_BUF_IOCTL_SYNC, &sync))
-		die("DMA_BUF_IOCTL_SYNC: %s", strerror(errno));
-}
-
-static void hold_token(uint32_t token)
-{
-	if (rx.ntokens == rx.cap) {
-		rx.cap = rx.cap ? rx.cap * 2 : 4096;
-		rx.tokens = realloc(rx.tokens, rx.cap * sizeof(*rx.tokens));
-		if (!rx.tokens)
-			die("out of memory");
-	}
-	rx.tokens[rx.ntokens++] = token;
-}
-
-/* Return held tokens @t[0..n), merged into ranges, in calls of at most
- * 128 ranges and 1024 tokens; each call must free all it names.
- */
-static void give_back(int fd, const uint32_t *t, size_t n)
-{
-	struct dmabuf_token ranges[MAX_RANGES];
-	size_t i = 0, nr, count;
-	int ret;
-
-	while (i < n) {
-		nr = 0;
-		count = 0;
-		while (i < n && count < MAX_FRAGS) {
-			if (nr && ranges[nr - 1].token_start +
-				  ranges[nr - 1].token_count == t[i]) {
-				ranges[nr - 1].token_count++;
-			} else if (nr < MAX_RANGES) {
-				ranges[nr].token_start = t[i];
-				ranges[nr++].token_count = 1;
-			} else {
-				break;
-			}
-			count++;
-			i++;
-		}
-		ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, ranges,
-				 nr * sizeof(ranges[0]));
-		if (ret < 0)
-			die("SO_DEVMEM_DONTNEED: %s", strerror(errno));
-		if ((size_t)ret != count)
-			die("SO_DEVMEM_DONTNEED freed %d of %zu", ret, count);
-	}
-}
-
-/* Go through the cmsgs of one recvmsg that returned @len bytes. */
-static void take_cmsgs(struct msghdr *msg, const uint8_t *iov, size_t len)
-{
-	size_t linear = 0, total = 0;
-	struct dmabuf_cmsg *dc;
-	struct cmsghdr *cm;
-
-	if (msg->msg_flags & MSG_CTRUNC)
-		die("control message truncated (MSG_CTRUNC)");
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    (cm->cmsg_type != SO_DEVMEM_LINEAR &&
-		     cm->cmsg_type != SO_DEVMEM_DMABUF))
-			continue;
-		if (cm->cmsg_len != CMSG_LEN(sizeof(*dc)))
-			die("cmsg of %zu bytes", (size_t)cm->cmsg_len);
-		dc = (struct dmabuf_cmsg *)CMSG_DATA(cm);
-		rx.cmsgs++;
-		if (cm->cmsg_type == SO_DEVMEM_LINEAR) {
-			if (linear + dc->frag_size > len)
-				die("linear cmsg beyond the bytes returned");
-			check_stream(iov + linear, dc->frag_size, "linear");
-			linear += dc->frag_size;
-			rx.linear += dc->frag_size;
-			total += dc->frag_size;
-			continue;
-		}
-		if (dc->frag_offset + dc->frag_size > rx.size)
-			die("frag [%llu, +%u) outside the %zu-byte dma-buf",
-			    (unsigned long long)dc->frag_offset, dc->frag_size,
-			    rx.size);
-		if (rx.id && dc->dmabuf_id != rx.id)
-			die("frag of dma-buf binding %u, expected %u",
-			    dc->dmabuf_id, rx.id);
-		if (!nocheck)
-			dmabuf_sync(DMA_BUF_SYNC_START);
-		check_stream(rx.map + dc->frag_offset, dc->frag_size, "dmabuf");
-		if (!nocheck)
-			dmabuf_sync(DMA_BUF_SYNC_END);
-		rx.dmabuf += dc->frag_size;
-		rx.frags++;
-		total += dc->frag_size;
-		hold_token(dc->frag_token);
-	}
-	if (total != len)
-		die("cmsgs account for %zu of %zu bytes", total, len);
-}
-
 /* One recvmsg(MSG_SOCK_DEVMEM) with a control buffer of @ctrl_len bytes
  * (0: none); what it returns is checked and its tokens held. Returns
  * recvmsg's result; errno as it left it.
  */
 static ssize_t recv_devmem(int fd, size_t ctrl_len, int flags)
 {
-	static uint8_t iov_buf[IOV_LEN];
-	static uint8_t ctrl[CTRL_LEN] __attribute__((aligned(8)));
-	struct iovec iov = { iov_buf, sizeof(iov_buf) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl_len ? ctrl : NULL,
-		.msg_controllen = ctrl_len,
-	};
-	ssize_t n;
-
-	n = recvmsg(fd, &msg, MSG_SOCK_DEVMEM | flags);
-	if (n > 0)
-		take_cmsgs(&msg, iov_buf, n);
-	return n;
+	return dm_rx_recv(&rx, fd, flags, ctrl_len, &held);
 }
 
 static const char *err_name(int err)
@@ -321,7 +174,7 @@ static void hold_at_least(int fd, size_t want)
 {
 	ssize_t n;
 
-	while (rx.ntokens < want) {
+	while (held.n < want) {
 		n = recv_devmem(fd, CTRL_LEN, 0);
 		if (n <= 0)
 			die("recvmsg while collecting tokens: %s",
@@ -341,7 +194,7 @@ static void probe(int fd, const char *name)
 		printf("probe %s: %s\n", name,
 		       n < 0 ? err_name(errno) : "data");
 	} else if (!strcmp(name, "peekdm")) {
-		uint64_t off = rx.off, frags = rx.frags, held = rx.ntokens;
+		uint64_t off = rx.off, frags = rx.frags, kept = held.n;
 		uint64_t lin = rx.linear, dm = rx.dmabuf;
 
 		n = recv_devmem(fd, CTRL_LEN, MSG_PEEK | MSG_DONTWAIT);
@@ -350,8 +203,8 @@ static void probe(int fd, const char *name)
 		printf("probe peekdm: %s, %s frags\n", "data",
 		       rx.frags > frags ? "with" : "without");
 		/* Peeked bytes come again: rewind, return the tokens. */
-		give_back(fd, rx.tokens + held, rx.ntokens - held);
-		rx.ntokens = held;
+		tokens_give_back(fd, held.t + kept, held.n - kept);
+		held.n = kept;
 		rx.off = off;
 		rx.frags = frags;
 		rx.linear = lin;
@@ -421,8 +274,8 @@ static void probe(int fd, const char *name)
 		struct dmabuf_token t;
 
 		hold_at_least(fd, 1);
-		t.token_start = rx.tokens[0];
-		t.token_count = rx.ntokens;
+		t.token_start = held.t[0];
+		t.token_count = held.n;
 		ret = setsockopt(other, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t,
 				 sizeof(t));
 		printf("probe foreign: %s %d\n",
@@ -433,11 +286,11 @@ static void probe(int fd, const char *name)
 		size_t i, kept = 0, window = 0;
 		double t0;
 
-		hold_at_least(fd, MAX_FRAGS + 1);
-		t.token_start = rx.tokens[0];
-		for (i = 1; i < rx.ntokens; i++)
-			if (rx.tokens[i] < t.token_start)
-				t.token_start = rx.tokens[i];
+		hold_at_least(fd, TOKENS_MAX_FRAGS + 1);
+		t.token_start = held.t[0];
+		for (i = 1; i < held.n; i++)
+			if (held.t[i] < t.token_start)
+				t.token_start = held.t[i];
 		t0 = now_ms();
 		ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t,
 				 sizeof(t));
@@ -445,13 +298,13 @@ static void probe(int fd, const char *name)
 		if (ret < 0)
 			die("DONTNEED of a huge range: %s", strerror(errno));
 		/* Tokens [start, start + 1024) were looked at: forget them. */
-		for (i = 0; i < rx.ntokens; i++) {
-			if (rx.tokens[i] - t.token_start < MAX_FRAGS)
+		for (i = 0; i < held.n; i++) {
+			if (held.t[i] - t.token_start < TOKENS_MAX_FRAGS)
 				window++;
 			else
-				rx.tokens[kept++] = rx.tokens[i];
+				held.t[kept++] = held.t[i];
 		}
-		rx.ntokens = kept;
+		held.n = kept;
 		printf("probe huge: freed %d, %s the held tokens in the first 1024, %s\n",
 		       ret, (size_t)ret == window ? "all" : "not all",
 		       t0 < 1000 ? "under a second" : "slow");
@@ -476,8 +329,7 @@ static void run_probes(int fd, const char *list)
 		/* Tokens a probe took stay held until the list is done. */
 		probe(fd, name);
 	}
-	give_back(fd, rx.tokens, rx.ntokens);
-	rx.ntokens = 0;
+	tokens_return(&held, fd);
 	free(copy);
 }
 
@@ -494,12 +346,11 @@ static void receive_devmem(int fd, const struct opts *o)
 	for (;;) {
 		if (o->hold && release_held == 1) {
 			printf("released %zu tokens after %" PRIu64 " bytes\n",
-			       rx.ntokens, rx.off);
+			       held.n, rx.off);
 			fflush(stdout);
 			release_held = 2;
 			/* now: no data comes until buffers do */
-			give_back(fd, rx.tokens, rx.ntokens);
-			rx.ntokens = 0;
+			tokens_return(&held, fd);
 		}
 		n = recv_devmem(fd, CTRL_LEN, 0);
 		if (n < 0 && errno == EINTR)
@@ -507,11 +358,10 @@ static void receive_devmem(int fd, const struct opts *o)
 		if (n < 0)
 			die("recvmsg: %s", strerror(errno));
 		/* once released (above), tokens go back a batch at a time */
-		if ((!o->hold || release_held == 2) && rx.ntokens &&
-		    (rx.ntokens >= o->batch || !n)) {
-			rx.batches++;
-			give_back(fd, rx.tokens, rx.ntokens);
-			rx.ntokens = 0;
+		if ((!o->hold || release_held == 2) && held.n &&
+		    (held.n >= o->batch || !n)) {
+			batches++;
+			tokens_return(&held, fd);
 		}
 		if (!n)
 			break;
@@ -533,7 +383,7 @@ static void receive_plain(int fd, const struct opts *o)
 			die("recv: %s", strerror(errno));
 		if (!n)
 			break;
-		check_stream(buf, n, "recv");
+		dm_rx_check(&rx, buf, n, "recv");
 		if (rx.off > o->bytes)
 			die("peer sent more than %" PRIu64 " bytes", o->bytes);
 	}
@@ -620,15 +470,15 @@ int main(int argc, char **argv)
 		case 'P': o.probes = optarg; break;
 		case 'L': o.plain = true; break;
 		case 'C': o.cpu = true; break;
-		case 'N': nocheck = true; break;
+		case 'N': rx.nocheck = true; break;
 		case 'R': o.rcvbuf = size_arg(optarg); break;
 		case 'W':
 			o.rcvlowat = parse_count(optarg, "--rcvlowat", INT_MAX,
 						 "bytes");
 			break;
 		case 'B':
-			o.batch = parse_count(optarg, "--batch", MAX_FRAGS,
-					      "tokens");
+			o.batch = parse_count(optarg, "--batch",
+					      TOKENS_MAX_FRAGS, "tokens");
 			break;
 		case 'q': o.quiet = true; break;
 		case 'h': usage(stdout, 0); break;
@@ -639,35 +489,19 @@ int main(int argc, char **argv)
 		usage(stderr, 2);
 	if (!o.plain && o.dmabuf_fd < 0)
 		die("no dma-buf: give -d FD or run under netdev-nl bind-rx --run");
-	pattern_base = o.seed * PATTERN_GOLDEN;
+	rx.base = o.seed * PATTERN_GOLDEN;
 
 	if (!o.plain) {
-		off_t size = lseek(o.dmabuf_fd, 0, SEEK_END);
-
-		if (size <= 0)
-			die("fd %d is not a dma-buf: %s", o.dmabuf_fd,
-			    strerror(errno));
 		rx.fd = o.dmabuf_fd;
 		rx.id = o.dmabuf_id;
-		rx.size = size;
-		rx.map = mmap(NULL, size, PROT_READ, MAP_SHARED, rx.fd, 0);
-		if (rx.map == MAP_FAILED)
-			die("mmap of the dma-buf: %s", strerror(errno));
+		dm_rx_map(&rx);
 	}
 	/* No SA_RESTART: SIGUSR1 interrupts a blocked recvmsg. */
 	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_usr1 }, NULL);
 
 	lfd = listen_on(&o);
-	if (o.ready) {
-		c = open(o.ready, O_CREAT | O_WRONLY, 0644);
-		if (c < 0)
-			die("%s: %s", o.ready, strerror(errno));
-		close(c);
-	}
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept: %s", strerror(errno));
-	close(lfd);
+	ready_file(o.ready);
+	fd = accept_only(lfd);
 
 	if (o.rcvlowat &&
 	    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &o.rcvlowat,
@@ -696,7 +530,7 @@ int main(int argc, char **argv)
 		       " wakeups, %" PRIu64 " preemptions", cpu0, rx.off,
 		       sw1 - sw0, pre1 - pre0);
 		if (!o.plain)
-			printf(", %" PRIu64 " token batches", rx.batches);
+			printf(", %" PRIu64 " token batches", batches);
 		putchar('\n');
 	}
 	close(fd);

@@ -87,11 +87,8 @@
 #include <limits.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
-#include <linux/genetlink.h>
-#include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <linux/sockios.h>
-#include <linux/udmabuf.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdint.h>
@@ -111,7 +108,9 @@
 #define PROG		"devmem-tx"
 
 #include "../lib/die.h"
+#include "../lib/genl.h"
 #include "../lib/size.h"
+#include "../lib/udmabuf.h"
 #include "devmem-tx.h"
 
 #define MAX_IOV		64
@@ -144,203 +143,50 @@ static unsigned long parse_num(const char *s)
 	return v;
 }
 
-/* A udmabuf of @size bytes over a sealed memfd holding the letters. */
-static int udmabuf_create(size_t size)
+/* A udmabuf of @size bytes over a memfd holding the letters. */
+static int udmabuf_letters(size_t size)
 {
-	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = size };
-	int memfd, dev, fd;
+	int memfd = udmabuf_memfd(size, 0);
 	char *p;
 	size_t i;
 
-	memfd = memfd_create(PROG, MFD_ALLOW_SEALING | MFD_CLOEXEC);
-	if (memfd < 0)
-		die("memfd_create: %s", strerror(errno));
-	if (ftruncate(memfd, size) < 0)
-		die("ftruncate: %s", strerror(errno));
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (p == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
 	for (i = 0; i < size; i++)
 		p[i] = 'a' + i % 26;
 	munmap(p, size);
-	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-		die("F_ADD_SEALS: %s", strerror(errno));
-	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		die("/dev/udmabuf: %s", strerror(errno));
-	c.memfd = memfd;
-	fd = ioctl(dev, UDMABUF_CREATE, &c);
-	if (fd < 0)
-		die("UDMABUF_CREATE: %s", strerror(errno));
-	close(dev);
-	close(memfd);
-	return fd;
+	return udmabuf_of(memfd, size);
 }
 
-/* --- generic netlink, nothing but libc ---------------------------------- */
-
-struct req {
-	struct nlmsghdr nlh;
-	struct genlmsghdr genl;
-	char attrs[256];
-} __attribute__((aligned(NLMSG_ALIGNTO)));
-
-static void put_attr(struct req *r, uint16_t type, const void *data, size_t len)
-{
-	struct nlattr *a = (struct nlattr *)((char *)r + r->nlh.nlmsg_len);
-
-	a->nla_type = type;
-	a->nla_len = NLA_HDRLEN + len;
-	memcpy((char *)a + NLA_HDRLEN, data, len);
-	r->nlh.nlmsg_len += NLA_ALIGN(a->nla_len);
-}
-
-static void req_init(struct req *r, uint16_t family, uint8_t cmd)
-{
-	memset(r, 0, sizeof(*r));
-	r->nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r->nlh.nlmsg_type = family;
-	r->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	r->nlh.nlmsg_seq = 1;
-	r->genl.cmd = cmd;
-	r->genl.version = 1;
-}
-
-/* The attributes after @hdrlen bytes of @nlh's payload, by type. */
-static void parse_attrs(const struct nlmsghdr *nlh, size_t hdrlen,
-			const struct nlattr **tb, int max)
-{
-	const char *p = (const char *)NLMSG_DATA(nlh) + hdrlen;
-	const char *end = (const char *)nlh + nlh->nlmsg_len;
-
-	memset(tb, 0, sizeof(*tb) * (max + 1));
-	while (p + NLA_HDRLEN <= end) {
-		const struct nlattr *a = (const struct nlattr *)p;
-
-		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
-			return;
-		if ((a->nla_type & NLA_TYPE_MASK) <= max)
-			tb[a->nla_type & NLA_TYPE_MASK] = a;
-		p += NLA_ALIGN(a->nla_len);
-	}
-}
-
-static uint32_t attr_u32(const struct nlattr *a)
-{
-	uint32_t v = 0;
-
-	memcpy(&v, (const char *)a + NLA_HDRLEN,
-	       a->nla_len - NLA_HDRLEN < 4 ? a->nla_len - NLA_HDRLEN : 4);
-	return v;
-}
-
-/* Send @r on @fd; the reply's u32 attribute @want_attr, or 0 when the
- * kernel refused: then "ERRNO: extack (missing attribute N)" is in @why.
- */
-static uint32_t transact(int fd, struct req *r, int want_attr, char *why,
-			 size_t whylen)
-{
-	static char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
-	uint32_t val = 0;
-
-	if (send(fd, r, r->nlh.nlmsg_len, 0) < 0)
-		die("netlink send: %s", strerror(errno));
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *nlh;
-
-		if (n < 0)
-			die("netlink recv: %s", strerror(errno));
-		for (nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, n);
-		     nlh = NLMSG_NEXT(nlh, n)) {
-			const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-			const struct nlmsgerr *e;
-			size_t hdr;
-			int len;
-
-			if (nlh->nlmsg_type != NLMSG_ERROR) {
-				const struct nlattr *at[32];
-
-				parse_attrs(nlh, GENL_HDRLEN, at, 31);
-				if (want_attr <= 31 && at[want_attr])
-					val = attr_u32(at[want_attr]);
-				continue;
-			}
-			e = NLMSG_DATA(nlh);
-			if (!e->error)
-				return val;
-			hdr = sizeof(*e);
-			if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-				hdr += e->msg.nlmsg_len - sizeof(e->msg);
-			len = snprintf(why, whylen, "%s", errname(-e->error));
-			if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-				parse_attrs(nlh, hdr, tb, NLMSGERR_ATTR_MAX);
-				if (tb[NLMSGERR_ATTR_MSG])
-					len += snprintf(why + len, whylen - len,
-							": %s", (const char *)tb[NLMSGERR_ATTR_MSG] + NLA_HDRLEN);
-				if (tb[NLMSGERR_ATTR_MISS_TYPE])
-					snprintf(why + len, whylen - len,
-						 " (missing attribute %u)",
-						 attr_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
-			}
-			return 0;
-		}
-	}
-}
-
-/* A generic netlink socket that speaks the netdev family: its fd. */
-static int nl_open(uint16_t *family)
-{
-	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
-	static char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
-	struct nlmsghdr *nlh;
-	struct req r;
-	int fd, one = 1;
-	ssize_t n;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (fd < 0)
-		die("netlink socket: %s", strerror(errno));
-	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	req_init(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY);
-	r.nlh.nlmsg_flags = NLM_F_REQUEST;
-	put_attr(&r, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME,
-		 sizeof(NETDEV_FAMILY_NAME));
-	if (send(fd, &r, r.nlh.nlmsg_len, 0) < 0)
-		die("netlink send: %s", strerror(errno));
-	n = recv(fd, buf, sizeof(buf), 0);
-	nlh = (struct nlmsghdr *)buf;
-	if (n < 0 || !NLMSG_OK(nlh, n) || nlh->nlmsg_type == NLMSG_ERROR)
-		die("no \"%s\" genetlink family", NETDEV_FAMILY_NAME);
-	parse_attrs(nlh, GENL_HDRLEN, tb, CTRL_ATTR_MAX);
-	if (!tb[CTRL_ATTR_FAMILY_ID])
-		die("family lookup: no id");
-	*family = attr_u32(tb[CTRL_ATTR_FAMILY_ID]) & 0xffff;
-	return fd;
-}
+/* --- generic netlink ----------------------------------------------------- */
 
 /* bind-tx on a new netlink socket (in *@nlfd): the binding's id, or 0
- * with the refusal in @why. @ifindex or @fd < 0: left out.
+ * with the refusal, "ERRNO: extack (missing attribute N)", in @why.
+ * @ifindex or @fd < 0: left out.
  */
 static uint32_t bind_tx(int *nlfd, long ifindex, long fd, char *why,
 			size_t whylen)
 {
-	uint16_t family;
-	struct req r;
-	uint32_t v;
+	struct genl_val id = { .type = NETDEV_A_DMABUF_ID };
+	const struct nlmsghdr *last;
+	static struct genl_req r;
+	char ext[256];
+	int err;
 
-	*nlfd = nl_open(&family);
-	req_init(&r, family, NETDEV_CMD_BIND_TX);
-	if (ifindex >= 0) {
-		v = ifindex;
-		put_attr(&r, NETDEV_A_DMABUF_IFINDEX, &v, sizeof(v));
-	}
-	if (fd >= 0) {
-		v = fd;
-		put_attr(&r, NETDEV_A_DMABUF_FD, &v, sizeof(v));
-	}
-	return transact(*nlfd, &r, NETDEV_A_DMABUF_ID, why, whylen);
+	*nlfd = genl_open();
+	genl_req_init(&r, genl_family(*nlfd, NETDEV_FAMILY_NAME),
+		      NETDEV_CMD_BIND_TX, 0);
+	if (ifindex >= 0)
+		genl_put_u32(&r, NETDEV_A_DMABUF_IFINDEX, ifindex);
+	if (fd >= 0)
+		genl_put_u32(&r, NETDEV_A_DMABUF_FD, fd);
+	err = genl_transact(*nlfd, &r, genl_take, &id, &last);
+	if (!err)
+		return id.v;
+	genl_ext_ack_str(last, ext, sizeof(ext));
+	snprintf(why, whylen, "%s%s", errname(-err), ext);
+	return 0;
 }
 
 /* Move this process into cgroup directory @dir. */
@@ -392,7 +238,7 @@ static int cmd_bind_tx(int argc, char **argv)
 		}
 	}
 	if (fd == -2)
-		fd = udmabuf_create(size);
+		fd = udmabuf_letters(size);
 	if (cgroup)
 		join_cgroup(cgroup);
 	for (n = 0; n < repeat; n++) {
@@ -801,7 +647,7 @@ static int cmd_send(int argc, char **argv)
 		peerlen = sizeof(*a);
 	}
 
-	dmabuf = udmabuf_create(dmabuf_size);
+	dmabuf = udmabuf_letters(dmabuf_size);
 	if (dev >= 0) {
 		ids.own = bind_tx(&nl_own, dev, dmabuf, why, sizeof(why));
 		if (!ids.own)

@@ -46,7 +46,6 @@
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
-#include <linux/udmabuf.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -67,6 +66,8 @@
 #define PROG		"fuzz-netlink"
 
 #include "../lib/die.h"
+#include "../lib/genl.h"
+#include "../lib/udmabuf.h"
 #define MSG_MAX		2048
 #define RX_MAX		(256 * 1024)
 #define MAX_DEPTH	4
@@ -787,118 +788,18 @@ static void nl_open(struct nl *nl, bool cap_ack)
 
 static uint32_t seq;
 
-/* A well-formed request of ours (family lookups, state checks). */
-struct simple {
-	struct nlmsghdr nlh;
-	struct genlmsghdr g;
-	uint8_t attrs[64];
-} __attribute__((aligned(8)));
-
-static int simple_call(const struct nl *nl, struct simple *s, size_t len,
-		       void (*each)(const struct nlmsghdr *, void *), void *arg)
-{
-	bool dump = (s->nlh.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
-	struct pollfd pfd = { .fd = nl->fd, .events = POLLIN };
-
-	s->nlh.nlmsg_len = len;
-	s->nlh.nlmsg_seq = ++seq;
-	nl_send_raw(nl, s, len);
-	for (;;) {
-		ssize_t n;
-
-		if (poll(&pfd, 1, DUMP_TIMEOUT_MS) != 1)
-			die("no answer to a check within %d ms", DUMP_TIMEOUT_MS);
-		n = recv(nl->fd, rxbuf, sizeof(rxbuf), 0);
-		if (n < 0)
-			die("recv: %s", strerror(errno));
-		for (struct nlmsghdr *nlh = (struct nlmsghdr *)rxbuf;
-		     NLMSG_OK(nlh, n); nlh = NLMSG_NEXT(nlh, n)) {
-			if (nlh->nlmsg_seq != seq)
-				continue;
-			if (nlh->nlmsg_type == NLMSG_ERROR)
-				return ((struct nlmsgerr *)NLMSG_DATA(nlh))->error;
-			if (nlh->nlmsg_type == NLMSG_DONE)
-				return *(int *)NLMSG_DATA(nlh);
-			if (each)
-				each(nlh, arg);
-			if (!dump)
-				return 0;
-		}
-	}
-}
-
-static void simple_init(struct simple *s, uint16_t family, uint8_t cmd,
-			uint16_t flags)
-{
-	memset(s, 0, sizeof(*s));
-	s->nlh.nlmsg_type = family;
-	s->nlh.nlmsg_flags = NLM_F_REQUEST | flags;
-	s->g.cmd = cmd;
-	s->g.version = 1;
-}
-
-static void family_id_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	const uint8_t *p = (const uint8_t *)nlh + NLMSG_LENGTH(GENL_HDRLEN);
-	const uint8_t *end = (const uint8_t *)nlh + nlh->nlmsg_len;
-
-	while (p + NLA_HDRLEN <= end) {
-		const struct nlattr *a = (const struct nlattr *)p;
-
-		if (a->nla_len < NLA_HDRLEN)
-			break;
-		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
-			memcpy(arg, p + NLA_HDRLEN, 2);
-		p += NLA_ALIGN(a->nla_len);
-	}
-}
-
-static uint16_t family_id(const struct nl *nl, const char *name)
-{
-	struct simple s;
-	uint16_t id = 0;
-	size_t n = strlen(name) + 1;
-	struct nlattr *a = (struct nlattr *)s.attrs;
-
-	simple_init(&s, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
-	a->nla_type = CTRL_ATTR_FAMILY_NAME;
-	a->nla_len = NLA_HDRLEN + n;
-	memcpy(s.attrs + NLA_HDRLEN, name, n);
-	if (simple_call(nl, &s, NLMSG_LENGTH(GENL_HDRLEN) + NLA_ALIGN(a->nla_len),
-			family_id_cb, &id) || !id)
-		die("no generic netlink family \"%s\"", name);
-	return id;
-}
-
 /* ---- the kernel's state ---- */
 
 struct state {
 	unsigned int bound_queues, dmabuf_pools, queues, pools;
 };
 
-static bool has_attr(const struct nlmsghdr *nlh, uint16_t type)
-{
-	const uint8_t *p = (const uint8_t *)nlh + NLMSG_LENGTH(GENL_HDRLEN);
-	const uint8_t *end = (const uint8_t *)nlh + nlh->nlmsg_len;
-
-	while (p + NLA_HDRLEN <= end) {
-		const struct nlattr *a = (const struct nlattr *)p;
-
-		if (a->nla_len < NLA_HDRLEN)
-			break;
-		if ((a->nla_type & NLA_TYPE_MASK) == type)
-			return true;
-		p += NLA_ALIGN(a->nla_len);
-	}
-	return false;
-}
-
 static void queue_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	struct state *st = arg;
 
 	st->queues++;
-	if (has_attr(nlh, NETDEV_A_QUEUE_DMABUF))
+	if (genl_find(nlh, GENL_HDRLEN, NETDEV_A_QUEUE_DMABUF))
 		st->bound_queues++;
 }
 
@@ -907,7 +808,7 @@ static void pool_cb(const struct nlmsghdr *nlh, void *arg)
 	struct state *st = arg;
 
 	st->pools++;
-	if (has_attr(nlh, NETDEV_A_PAGE_POOL_DMABUF))
+	if (genl_find(nlh, GENL_HDRLEN, NETDEV_A_PAGE_POOL_DMABUF))
 		st->dmabuf_pools++;
 }
 
@@ -916,16 +817,16 @@ static void pool_cb(const struct nlmsghdr *nlh, void *arg)
  */
 static void check_unbound(const struct nl *chk, const char *when)
 {
+	static struct genl_req r;
 	struct state st = {};
-	struct simple s;
 	int err;
 
-	simple_init(&s, netdev_id, NETDEV_CMD_QUEUE_GET, NLM_F_DUMP);
-	err = simple_call(chk, &s, NLMSG_LENGTH(GENL_HDRLEN), queue_cb, &st);
+	genl_req_init(&r, netdev_id, NETDEV_CMD_QUEUE_GET, NLM_F_DUMP);
+	err = genl_transact(chk->fd, &r, queue_cb, &st, NULL);
 	if (err)
 		fail("%s: queue-get dump: %s", when, strerror(-err));
-	simple_init(&s, netdev_id, NETDEV_CMD_PAGE_POOL_GET, NLM_F_DUMP);
-	err = simple_call(chk, &s, NLMSG_LENGTH(GENL_HDRLEN), pool_cb, &st);
+	genl_req_init(&r, netdev_id, NETDEV_CMD_PAGE_POOL_GET, NLM_F_DUMP);
+	err = genl_transact(chk->fd, &r, pool_cb, &st, NULL);
 	if (err)
 		fail("%s: page-pool-get dump: %s", when, strerror(-err));
 	if (st.bound_queues)
@@ -936,26 +837,6 @@ static void check_unbound(const struct nl *chk, const char *when)
 }
 
 /* ---- set-up ---- */
-
-static int udmabuf(size_t size)
-{
-	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = size };
-	int mfd, dev, fd;
-
-	mfd = memfd_create(PROG, MFD_ALLOW_SEALING | MFD_CLOEXEC);
-	if (mfd < 0 || ftruncate(mfd, size) || fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK))
-		die("memfd: %s", strerror(errno));
-	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		die("/dev/udmabuf: %s", strerror(errno));
-	c.memfd = mfd;
-	fd = ioctl(dev, UDMABUF_CREATE, &c);
-	if (fd < 0)
-		die("UDMABUF_CREATE: %s", strerror(errno));
-	close(dev);
-	close(mfd);
-	return fd;
-}
 
 static void usage(FILE *f, int status)
 {
@@ -1023,16 +904,17 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	fuzz_rng = seed;
 
-	dmabufs[0] = udmabuf(8 << 20);
-	dmabufs[1] = udmabuf(4 << 20);
-	dmabufs[2] = udmabuf(4096);
+	dmabufs[0] = udmabuf_create(8 << 20);
+	dmabufs[1] = udmabuf_create(4 << 20);
+	dmabufs[2] = udmabuf_create(4096);
 	memfd = memfd_create("not-a-dmabuf", MFD_CLOEXEC);
 	if (memfd < 0)
 		die("memfd_create: %s", strerror(errno));
 
 	nl_open(&chk, false);
-	netdev_id = family_id(&chk, NETDEV_FAMILY_NAME);
-	ethtool_id = family_id(&chk, ETHTOOL_GENL_NAME);
+	genl_timeout_ms = DUMP_TIMEOUT_MS;	/* the checks' answers */
+	netdev_id = genl_family(chk.fd, NETDEV_FAMILY_NAME);
+	ethtool_id = genl_family(chk.fd, ETHTOOL_GENL_NAME);
 	nl_open(&nl, chance(50));
 	sockets++;
 

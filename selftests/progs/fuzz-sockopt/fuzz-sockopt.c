@@ -50,7 +50,6 @@
 #include <linux/uio.h>
 #define __iovec_defined 1
 #include <stddef.h>
-#include <linux/dma-buf.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,20 +74,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/pattern.h"
 #include "../lib/fuzz.h"
-
-#ifndef ETOOSMALL
-#define ETOOSMALL	525	/* kernel-internal; what devmem recvmsg returns */
-#endif
-#ifndef MSG_SOCK_DEVMEM
-#define MSG_SOCK_DEVMEM	0x2000000	/* not in the uapi, as in mainline */
-#endif
 
 #define PROG		"fuzz-sockopt"
 
 #include "../lib/die.h"
 #include "../lib/size.h"
+#include "../lib/devmem.h"
+#include "../lib/listen.h"
 #define IOV_MAX_LEN	(1 << 20)
 #define CTRL_MAX_LEN	(1 << 20)
 #define CMSG_DM_LEN	CMSG_LEN(sizeof(struct dmabuf_cmsg))
@@ -132,18 +125,9 @@ static const char *ename(int err)
 
 /* ---- the stream and the tokens ---- */
 
-static struct {
-	int fd;			/* the dma-buf */
-	uint32_t id;
-	uint8_t *map;
-	size_t size;
-	uint64_t off;		/* stream bytes consumed */
-	uint64_t bytes;		/* the stream's length */
-	bool eof;
-	uint64_t linear, dmabuf, frags;
-} rx;
-
-static uint64_t pattern_base;
+static struct dm_rx rx;		/* the dma-buf; off: stream bytes consumed */
+static uint64_t rx_bytes;	/* the stream's length */
+static bool rx_eof;
 static uint8_t held[MAX_TOKEN];
 static uint32_t nheld;
 static uint32_t top_token = 1;	/* the highest token handed out, or 1 */
@@ -180,19 +164,11 @@ static void token_freed(uint32_t tok)
 static void check_bytes(const uint8_t *buf, uint64_t off, size_t len,
 			const char *where)
 {
-	size_t bad = pattern_check(pattern_base, off, buf, len);
+	size_t bad = pattern_check(rx.base, off, buf, len);
 
 	if (bad != len)
 		fail("%s: byte %" PRIu64 " of the stream is 0x%02x, expected 0x%02x",
-		     where, off + bad, buf[bad], pattern_byte(pattern_base, off + bad));
-}
-
-static void dmabuf_sync(uint64_t flags)
-{
-	struct dma_buf_sync s = { .flags = flags | DMA_BUF_SYNC_READ };
-
-	if (ioctl(rx.fd, DMA_BUF_IOCTL_SYNC, &s))
-		die("DMA_BUF_IOCTL_SYNC: %s", strerror(errno));
+		     where, off + bad, buf[bad], pattern_byte(rx.base, off + bad));
 }
 
 /* What the kernel must do with these ranges: free every held token among
@@ -335,10 +311,10 @@ static void check_data(const struct msghdr *m, ssize_t n, int flags,
 				if (dc->frag_token > top_token)
 					top_token = dc->frag_token;
 				tokens_given++;
-				dmabuf_sync(DMA_BUF_SYNC_START);
+				dm_rx_sync(&rx, DMA_BUF_SYNC_START);
 				check_bytes(rx.map + dc->frag_offset, off, dc->frag_size,
 					    "dmabuf");
-				dmabuf_sync(DMA_BUF_SYNC_END);
+				dm_rx_sync(&rx, DMA_BUF_SYNC_END);
 				if (!(flags & MSG_PEEK)) {
 					rx.dmabuf += dc->frag_size;
 					rx.frags++;
@@ -499,19 +475,19 @@ static void fuzz_recv(int fd)
 	}
 	if (!n) {
 		if (iov.iov_len) {
-			if (rx.off != rx.bytes)
+			if (rx.off != rx_bytes)
 				fail("end of stream after %" PRIu64 " of %" PRIu64 " bytes",
-				     rx.off, rx.bytes);
-			rx.eof = true;
+				     rx.off, rx_bytes);
+			rx_eof = true;
 		}
 		rc_recv.zero++;
 		return;
 	}
 	if ((size_t)n > iov.iov_len)
 		fail("returned %zd bytes for a %zu-byte buffer", n, (size_t)iov.iov_len);
-	if (rx.off + ((flags & MSG_PEEK) ? 0 : n) > rx.bytes || rx.off + n > rx.bytes)
+	if (rx.off + ((flags & MSG_PEEK) ? 0 : n) > rx_bytes || rx.off + n > rx_bytes)
 		fail("%zd bytes past offset %" PRIu64 " overrun the %" PRIu64
-		     "-byte stream", n, rx.off, rx.bytes);
+		     "-byte stream", n, rx.off, rx_bytes);
 	if (bad_iov) {
 		/* nothing of the user buffer could be written: device data,
 		 * described by cmsgs only
@@ -755,7 +731,7 @@ static void *wait_recv(void *arg)
 static void returned_token_check(int fd, uint64_t half)
 {
 	struct dmabuf_token t = { 1, 1 };
-	struct iovec iov = { iov_buf, rx.bytes };
+	struct iovec iov = { iov_buf, rx_bytes };
 	struct waiter w = { .fd = fd };
 	struct { uint64_t off; uint32_t size, token; } got[8];
 	int inq = -1, ngot = 0, ret, i;
@@ -765,10 +741,10 @@ static void returned_token_check(int fd, uint64_t half)
 	socklen_t tl;
 	pthread_t th;
 
-	if (!half || half >= rx.bytes || rx.bytes > IOV_MAX_LEN)
+	if (!half || half >= rx_bytes || rx_bytes > IOV_MAX_LEN)
 		die("--returned-token HALF: 0 < HALF < BYTES <= %d", IOV_MAX_LEN);
 	snprintf(what, sizeof(what), "recvmsg(%" PRIu64 " bytes, MSG_WAITALL) while token 1 is given back",
-		 rx.bytes);
+		 rx_bytes);
 	w.m = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1,
 			       .msg_control = ctrl_buf, .msg_controllen = 4096 };
 	if (pthread_create(&th, NULL, wait_recv, &w))
@@ -793,9 +769,9 @@ static void returned_token_check(int fd, uint64_t half)
 	printf(PROG ": returned-token: token 1 given back while recvmsg waits\n");
 	fflush(stdout);
 	pthread_join(th, NULL);
-	if (w.n != (ssize_t)rx.bytes)
+	if (w.n != (ssize_t)rx_bytes)
 		fail("returned %zd (%s), expected %" PRIu64, w.n,
-		     w.n < 0 ? ename(w.err) : "-", rx.bytes);
+		     w.n < 0 ? ename(w.err) : "-", rx_bytes);
 	for (cm = CMSG_FIRSTHDR(&w.m); cm; cm = CMSG_NXTHDR(&w.m, cm)) {
 		struct dmabuf_cmsg *dc = (struct dmabuf_cmsg *)CMSG_DATA(cm);
 
@@ -814,20 +790,20 @@ static void returned_token_check(int fd, uint64_t half)
 		       got[i].size, got[i].token);
 	printf("\n");
 	fflush(stdout);
-	dmabuf_sync(DMA_BUF_SYNC_START);
+	dm_rx_sync(&rx, DMA_BUF_SYNC_START);
 	for (i = 0; i < ngot; i++) {
 		check_bytes(rx.map + got[i].off, off, got[i].size, "dma-buf");
 		off += got[i].size;
 	}
-	dmabuf_sync(DMA_BUF_SYNC_END);
+	dm_rx_sync(&rx, DMA_BUF_SYNC_END);
 	if (ngot != 2 || got[0].size != half || got[0].token != 1 ||
 	    got[1].off != got[0].off + half || got[1].token != 1)
 		fail("expected [+0, %" PRIu64 " bytes, token 1] [+%" PRIu64 ", %" PRIu64 " bytes, token 1]",
-		     half, half, rx.bytes - half);
+		     half, half, rx_bytes - half);
 	ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t, sizeof(t));
 	if (ret != 1)
 		fail("SO_DEVMEM_DONTNEED {1, 1} returned %d, expected 1 freed", ret);
-	rx.off = rx.dmabuf = rx.bytes;
+	rx.off = rx.dmabuf = rx_bytes;
 	rx.frags = ngot;
 	tokens_given = tokens_freed = 2;
 }
@@ -854,16 +830,8 @@ static int accept_one(const char *port, const char *ready)
 	if (bind(lfd, ai->ai_addr, ai->ai_addrlen) || listen(lfd, 1))
 		die("listen on port %s: %s", port, strerror(errno));
 	freeaddrinfo(ai);
-	if (ready) {
-		fd = open(ready, O_CREAT | O_WRONLY, 0644);
-		if (fd < 0)
-			die("%s: %s", ready, strerror(errno));
-		close(fd);
-	}
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept: %s", strerror(errno));
-	close(lfd);
+	ready_file(ready);
+	fd = accept_only(lfd);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return fd;
 }
@@ -909,21 +877,20 @@ int main(int argc, char **argv)
 		{ "returned-token", 1, NULL, 'R' },
 		{ "help", 0, NULL, 'h' }, {}
 	};
-	const char *port = NULL, *ready = NULL, *env;
+	const char *port = NULL, *ready = NULL;
 	bool token_zero = false;
 	uint64_t returned_half = 0;
 	int c, fd, plain[4];
 	const char *plain_name[4] = { "TCP unconnected", "TCP listening",
 				      "UDP", "UNIX stream" };
 	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
-	off_t size;
 
 	while ((c = getopt_long(argc, argv, "p:n:r:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': seed = size_arg(optarg); break;
 		case 'N': iterations = size_arg(optarg); break;
 		case 'p': port = optarg; break;
-		case 'n': rx.bytes = size_arg(optarg); break;
+		case 'n': rx_bytes = size_arg(optarg); break;
 		case 'r': ready = optarg; break;
 		case 'Z': token_zero = true; break;
 		case 'R': returned_half = size_arg(optarg); break;
@@ -931,28 +898,16 @@ int main(int argc, char **argv)
 		default: usage(stderr, 2);
 		}
 	}
-	if (optind != argc || !port || !rx.bytes)
+	if (optind != argc || !port || !rx_bytes)
 		usage(stderr, 2);
 	if (token_zero || returned_half)
 		iterations = 0;
-	env = getenv("DEVMEM_DMABUF_FD");
-	if (!env)
-		die("no dma-buf: run under netdev-nl bind-rx --run");
-	rx.fd = atoi(env);
-	env = getenv("DEVMEM_DMABUF_ID");
-	rx.id = env ? atoi(env) : 0;
+	dm_rx_env(&rx);
 	printf(PROG ": seed %" PRIu64 " iterations %" PRIu64 "\n", seed, iterations);
 	fflush(stdout);
 	fuzz_rng = seed;
-	pattern_base = 1 * PATTERN_GOLDEN;
-
-	size = lseek(rx.fd, 0, SEEK_END);
-	if (size <= 0)
-		die("fd %d is not a dma-buf", rx.fd);
-	rx.size = size;
-	rx.map = mmap(NULL, size, PROT_READ, MAP_SHARED, rx.fd, 0);
-	if (rx.map == MAP_FAILED)
-		die("mmap of the dma-buf: %s", strerror(errno));
+	rx.base = 1 * PATTERN_GOLDEN;
+	dm_rx_map(&rx);
 	noaccess = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	guard = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -994,7 +949,7 @@ int main(int argc, char **argv)
 	/* Give everything back, then read the rest of the stream. */
 	iter = iterations;
 	return_all(fd);
-	while (!rx.eof) {
+	while (!rx_eof) {
 		struct iovec iov = { iov_buf, IOV_MAX_LEN };
 		struct msghdr m = {
 			.msg_iov = &iov, .msg_iovlen = 1,
@@ -1008,9 +963,9 @@ int main(int argc, char **argv)
 		if (n < 0)
 			fail("%s", ename(errno));
 		if (!n) {
-			if (rx.off != rx.bytes)
+			if (rx.off != rx_bytes)
 				fail("end of stream after %" PRIu64 " of %" PRIu64 " bytes",
-				     rx.off, rx.bytes);
+				     rx.off, rx_bytes);
 			break;
 		}
 		check_data(&m, n, MSG_SOCK_DEVMEM, false);

@@ -15,18 +15,27 @@
 #error "define PROG, the program's name, before including die.h"
 #endif
 
+/* What die() does, with @ap: "PROG: message", then @end, on standard
+ * error, and exit(@status); for the program's own kinds of fatal error.
+ */
+static inline void __attribute__((format(printf, 3, 0), noreturn))
+vdie(int status, const char *end, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, PROG ": ");
+	vfprintf(stderr, fmt, ap);
+	fputs(end, stderr);
+	exit(status);
+}
+
 static void __attribute__((format(printf, 1, 2), noreturn))
 die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vdie(1, "\n", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
 }
 
 #endif

@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/dma-buf.h>
-#include <linux/genetlink.h>
-#include <linux/netlink.h>
 #include <linux/udmabuf.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,12 +31,12 @@
 
 #include <linux/netdev.h>
 
+#define PROG		"netdev-nl"
+
+#include "../lib/die.h"
+#include "../lib/genl.h"
 #include "../lib/size.h"
-
-#define BUF_SIZE	(64 * 1024)
-#define MAX_ATTRS	32
-
-static const char *progname = "netdev-nl";
+#include "../lib/udmabuf.h"
 
 static void usage(FILE *f)
 {
@@ -108,107 +106,20 @@ usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vdie(2, " (see --help)\n", fmt, ap);
 	va_end(ap);
-	fputs(" (see --help)\n", stderr);
-	exit(2);
 }
 
 static void __attribute__((noreturn)) sys_fatal(const char *what)
 {
-	fprintf(stderr, "%s: %s: %s\n", progname, what, strerror(errno));
-	exit(1);
+	die("%s: %s", what, strerror(errno));
 }
 
 struct nl {
 	int fd;
-	uint32_t seq;
 	uint16_t family;
-	char buf[BUF_SIZE] __attribute__((aligned(NLMSG_ALIGNTO)));
 };
-
-/* A request under construction in a fixed buffer. */
-struct req {
-	struct nlmsghdr nlh;
-	struct genlmsghdr genl;
-	char attrs[4096];
-} __attribute__((aligned(NLMSG_ALIGNTO)));
-
-static void put_attr(struct req *r, uint16_t type, const void *data,
-		     size_t len)
-{
-	struct nlattr *a = (struct nlattr *)((char *)r + r->nlh.nlmsg_len);
-	size_t total = NLA_HDRLEN + len;
-
-	if (r->nlh.nlmsg_len + NLA_ALIGN(total) > sizeof(*r))
-		usage_error("request too long");
-	a->nla_type = type;
-	a->nla_len = total;
-	if (len)
-		memcpy((char *)a + NLA_HDRLEN, data, len);
-	memset((char *)a + total, 0, NLA_ALIGN(total) - total);
-	r->nlh.nlmsg_len += NLA_ALIGN(total);
-}
-
-static void put_u32(struct req *r, uint16_t type, uint32_t v)
-{
-	put_attr(r, type, &v, sizeof(v));
-}
-
-static void req_init(struct req *r, uint16_t family, uint8_t cmd, int dump)
-{
-	memset(r, 0, sizeof(*r));
-	r->nlh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r->nlh.nlmsg_type = family;
-	r->nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | (dump ? NLM_F_DUMP : 0);
-	r->genl.cmd = cmd;
-	r->genl.version = 1;
-}
-
-/* Attributes of a reply message, indexed by type (0 when absent). */
-static int parse_attrs(const struct nlmsghdr *nlh, size_t hdrlen,
-		       const struct nlattr **tb, int max)
-{
-	const char *p = (const char *)NLMSG_DATA(nlh) + hdrlen;
-	const char *end = (const char *)nlh + nlh->nlmsg_len;
-
-	memset(tb, 0, sizeof(*tb) * (max + 1));
-	while (p + NLA_HDRLEN <= end) {
-		const struct nlattr *a = (const struct nlattr *)p;
-		int type = a->nla_type & NLA_TYPE_MASK;
-
-		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
-			return -1;
-		if (type <= max)
-			tb[type] = a;
-		p += NLA_ALIGN(a->nla_len);
-	}
-	return 0;
-}
-
-static const void *attr_data(const struct nlattr *a)
-{
-	return (const char *)a + NLA_HDRLEN;
-}
-
-static unsigned int attr_len(const struct nlattr *a)
-{
-	return a->nla_len - NLA_HDRLEN;
-}
-
-/* An integer attribute of 1, 2, 4 or 8 bytes. */
-static int attr_uint(const struct nlattr *a, unsigned long long *v)
-{
-	switch (attr_len(a)) {
-	case 1: *v = *(const uint8_t *)attr_data(a); return 0;
-	case 2: *v = *(const uint16_t *)attr_data(a); return 0;
-	case 4: *v = *(const uint32_t *)attr_data(a); return 0;
-	case 8: memcpy(v, attr_data(a), 8); return 0;
-	}
-	return -1;
-}
 
 /* raw --bad-attr: name the attribute an error points at. */
 static int show_bad_attr;
@@ -216,158 +127,61 @@ static int show_bad_attr;
 /* The attribute of request @r that starts @off bytes into it: its type,
  * or -1 when none of the top-level attributes starts there.
  */
-static int attr_at(const struct req *r, unsigned long long off)
+static int attr_at(const struct genl_req *r, unsigned long long off)
 {
 	const char *p = (const char *)r + NLMSG_LENGTH(GENL_HDRLEN);
 	const char *end = (const char *)r + r->nlh.nlmsg_len;
+	const struct nlattr *a;
 
-	while (p + NLA_HDRLEN <= end) {
-		const struct nlattr *a = (const struct nlattr *)p;
-
+	for (; (a = genl_attr_at(p, end)); p += NLA_ALIGN(a->nla_len))
 		if (p - (const char *)r == (long long)off)
 			return a->nla_type & NLA_TYPE_MASK;
-		p += NLA_ALIGN(a->nla_len);
-	}
 	return -1;
 }
 
-/* Report the kernel's error message for request @r: errno, extack text,
+/* Report the kernel's refusal @nlh of request @r: errno, extack text,
  * missing attribute (and, with --bad-attr, the bad one).
  */
-static int report_error(const struct nlmsghdr *nlh, const struct req *r)
+static void report_error(const struct nlmsghdr *nlh, const struct genl_req *r)
 {
-	const struct nlmsgerr *e = NLMSG_DATA(nlh);
 	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	size_t hdr = sizeof(*e);
-	unsigned long long miss, off;
+	unsigned long long off;
+	char ext[512];
+	int err;
 
-	if (!e->error)
-		return 0;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		hdr += e->msg.nlmsg_len - sizeof(e->msg);
-	fprintf(stderr, "Error: %s", strerror(-e->error));
-	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) &&
-	    !parse_attrs(nlh, hdr, tb, NLMSGERR_ATTR_MAX)) {
-		if (tb[NLMSGERR_ATTR_MSG])
-			fprintf(stderr, ": %.*s", (int)attr_len(tb[NLMSGERR_ATTR_MSG]),
-				(const char *)attr_data(tb[NLMSGERR_ATTR_MSG]));
-		if (tb[NLMSGERR_ATTR_MISS_TYPE] &&
-		    !attr_uint(tb[NLMSGERR_ATTR_MISS_TYPE], &miss))
-			fprintf(stderr, " (missing attribute %llu)", miss);
-		if (show_bad_attr && tb[NLMSGERR_ATTR_OFFS] &&
-		    !attr_uint(tb[NLMSGERR_ATTR_OFFS], &off)) {
-			if (attr_at(r, off) >= 0)
-				fprintf(stderr, " (bad attribute %d)",
-					attr_at(r, off));
-			else
-				fprintf(stderr, " (bad attribute at offset %llu)",
-					off);
-		}
+	err = genl_ext_ack(nlh, tb);
+	genl_ext_ack_str(nlh, ext, sizeof(ext));
+	fprintf(stderr, "Error: %s%s", strerror(-err), ext);
+	if (show_bad_attr && !genl_uint(tb[NLMSGERR_ATTR_OFFS], &off)) {
+		if (attr_at(r, off) >= 0)
+			fprintf(stderr, " (bad attribute %d)", attr_at(r, off));
+		else
+			fprintf(stderr, " (bad attribute at offset %llu)", off);
 	}
 	fputc('\n', stderr);
-	return e->error;
 }
-
-/* The end of a dump: an int error, then (with extack) its TLVs. */
-static int report_done(const struct nlmsghdr *nlh)
-{
-	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	int err = *(const int *)NLMSG_DATA(nlh);
-
-	if (!err)
-		return 0;
-	fprintf(stderr, "Error: %s", strerror(-err));
-	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) &&
-	    !parse_attrs(nlh, sizeof(int), tb, NLMSGERR_ATTR_MAX) &&
-	    tb[NLMSGERR_ATTR_MSG])
-		fprintf(stderr, ": %.*s", (int)attr_len(tb[NLMSGERR_ATTR_MSG]),
-			(const char *)attr_data(tb[NLMSGERR_ATTR_MSG]));
-	fputc('\n', stderr);
-	return err;
-}
-
-typedef void (*print_fn)(const struct nlmsghdr *nlh);
 
 /* Send R and read replies until the ack (or the end of a dump), calling
  * PRINT for each message. Returns 0 or the kernel's -errno.
  */
-static int transact(struct nl *nl, struct req *r, print_fn print)
+static int transact(struct nl *nl, struct genl_req *r, genl_cb print,
+		    void *arg)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	const struct nlmsghdr *last;
+	int err;
 
-	r->nlh.nlmsg_seq = ++nl->seq;
-	if (sendto(nl->fd, r, r->nlh.nlmsg_len, 0, (struct sockaddr *)&sa,
-		   sizeof(sa)) < 0)
-		sys_fatal("sendto");
-	for (;;) {
-		ssize_t n = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
-		struct nlmsghdr *nlh;
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			sys_fatal("recv");
-		}
-		for (nlh = (struct nlmsghdr *)nl->buf; NLMSG_OK(nlh, n);
-		     nlh = NLMSG_NEXT(nlh, n)) {
-			if (nlh->nlmsg_seq != nl->seq)
-				continue;
-			if (nlh->nlmsg_type == NLMSG_ERROR)
-				return report_error(nlh, r);
-			/* a dump ends with DONE (no ack follows) */
-			if (nlh->nlmsg_type == NLMSG_DONE)
-				return report_done(nlh);
-			if (print)
-				print(nlh);
-		}
-	}
-}
-
-static void get_family(struct nl *nl)
-{
-	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
-	unsigned long long id;
-	struct req r;
-	ssize_t n;
-	struct nlmsghdr *nlh;
-
-	req_init(&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
-	r.nlh.nlmsg_flags = NLM_F_REQUEST;
-	put_attr(&r, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME,
-		 sizeof(NETDEV_FAMILY_NAME));
-	r.nlh.nlmsg_seq = ++nl->seq;
-	if (send(nl->fd, &r, r.nlh.nlmsg_len, 0) < 0)
-		sys_fatal("send");
-	n = recv(nl->fd, nl->buf, sizeof(nl->buf), 0);
-	if (n < 0)
-		sys_fatal("recv");
-	nlh = (struct nlmsghdr *)nl->buf;
-	if (!NLMSG_OK(nlh, n))
-		sys_fatal("short reply");
-	if (nlh->nlmsg_type == NLMSG_ERROR) {
-		fprintf(stderr, "%s: this kernel has no \"%s\" genetlink family\n",
-			progname, NETDEV_FAMILY_NAME);
-		exit(1);
-	}
-	if (parse_attrs(nlh, GENL_HDRLEN, tb, CTRL_ATTR_MAX) ||
-	    !tb[CTRL_ATTR_FAMILY_ID] || attr_uint(tb[CTRL_ATTR_FAMILY_ID], &id)) {
-		errno = EPROTO;
-		sys_fatal("family lookup");
-	}
-	nl->family = id;
+	if (r->overflow)
+		usage_error("request too long");
+	err = genl_transact(nl->fd, r, print, arg, &last);
+	if (err)
+		report_error(last, r);
+	return err;
 }
 
 static void nl_open(struct nl *nl)
 {
-	int one = 1;
-
-	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (nl->fd < 0)
-		sys_fatal("socket");
-	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	nl->seq = 0;
-	get_family(nl);
+	nl->fd = genl_open();
+	nl->family = genl_family(nl->fd, NETDEV_FAMILY_NAME);
 }
 
 /* Attribute names per command, by number; NULL: print as attrN. */
@@ -413,14 +227,16 @@ static const struct {
 /* The id in the last bind-rx reply printed. */
 static unsigned long long bound_id;
 
-static void print_msg(const struct nlmsghdr *nlh)
+static void print_msg(const struct nlmsghdr *nlh, void *arg)
 {
 	const struct genlmsghdr *g = NLMSG_DATA(nlh);
 	const char *p = (const char *)g + GENL_HDRLEN;
 	const char *end = (const char *)nlh + nlh->nlmsg_len;
 	const char *const *names = NULL;
+	const struct nlattr *a;
 	int max = -1;
 
+	(void)arg;
 	if (g->cmd <= NETDEV_CMD_MAX && cmds[g->cmd].name) {
 		printf("%s", cmds[g->cmd].name);
 		names = cmds[g->cmd].attrs;
@@ -428,15 +244,12 @@ static void print_msg(const struct nlmsghdr *nlh)
 	} else {
 		printf("cmd%u", g->cmd);
 	}
-	while (p + NLA_HDRLEN <= end) {
-		const struct nlattr *a = (const struct nlattr *)p;
+	for (; (a = genl_attr_at(p, end)); p += NLA_ALIGN(a->nla_len)) {
 		int type = a->nla_type & NLA_TYPE_MASK;
 		unsigned long long v;
 		unsigned int i;
 
-		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
-			break;
-		if (type <= max && names[type] && !attr_uint(a, &v)) {
+		if (type <= max && names[type] && !genl_uint(a, &v)) {
 			if (g->cmd == NETDEV_CMD_BIND_RX &&
 			    type == NETDEV_A_DMABUF_ID)
 				bound_id = v;
@@ -448,22 +261,11 @@ static void print_msg(const struct nlmsghdr *nlh)
 				printf(" %s=%llu", names[type], v);
 		} else {
 			printf(" attr%d=0x", type);
-			for (i = 0; i < attr_len(a); i++)
-				printf("%02x", ((const unsigned char *)attr_data(a))[i]);
+			for (i = 0; i < genl_len(a); i++)
+				printf("%02x", ((const unsigned char *)genl_data(a))[i]);
 		}
-		p += NLA_ALIGN(a->nla_len);
 	}
 	putchar('\n');
-}
-
-/* Note the id of a bind-rx reply without printing it. */
-static void grab_bound_id(const struct nlmsghdr *nlh)
-{
-	const struct nlattr *tb[NETDEV_A_DMABUF_MAX + 1];
-
-	if (!parse_attrs(nlh, GENL_HDRLEN, tb, NETDEV_A_DMABUF_MAX) &&
-	    tb[NETDEV_A_DMABUF_ID])
-		attr_uint(tb[NETDEV_A_DMABUF_ID], &bound_id);
 }
 
 static unsigned long long parse_num(const char *s, unsigned long long max,
@@ -480,7 +282,7 @@ static unsigned long long parse_num(const char *s, unsigned long long max,
 }
 
 /* TYPE:NUMBER=VALUE */
-static void put_raw_attr(struct req *r, const char *spec)
+static void put_raw_attr(struct genl_req *r, const char *spec)
 {
 	char type[8];
 	const char *colon = strchr(spec, ':'), *eq;
@@ -495,7 +297,7 @@ static void put_raw_attr(struct req *r, const char *spec)
 	if (!strcmp(type, "flag")) {
 		if (eq)
 			usage_error("flag attribute '%s' takes no value", spec);
-		put_attr(r, parse_num(colon + 1, NLA_TYPE_MASK, "attribute number"),
+		genl_put(r, parse_num(colon + 1, NLA_TYPE_MASK, "attribute number"),
 			 NULL, 0);
 		return;
 	}
@@ -505,20 +307,20 @@ static void put_raw_attr(struct req *r, const char *spec)
 	numbuf[eq - colon - 1] = 0;
 	num = parse_num(numbuf, NLA_TYPE_MASK, "attribute number");
 	if (!strcmp(type, "str")) {
-		put_attr(r, num, eq + 1, strlen(eq + 1) + 1);
+		genl_put(r, num, eq + 1, strlen(eq + 1) + 1);
 	} else if (!strcmp(type, "u8")) {
 		uint8_t x = parse_num(eq + 1, UINT8_MAX, "u8");
 
-		put_attr(r, num, &x, 1);
+		genl_put(r, num, &x, 1);
 	} else if (!strcmp(type, "u16")) {
 		uint16_t x = parse_num(eq + 1, UINT16_MAX, "u16");
 
-		put_attr(r, num, &x, 2);
+		genl_put(r, num, &x, 2);
 	} else if (!strcmp(type, "u32")) {
-		put_u32(r, num, parse_num(eq + 1, UINT32_MAX, "u32"));
+		genl_put_u32(r, num, parse_num(eq + 1, UINT32_MAX, "u32"));
 	} else if (!strcmp(type, "u64")) {
 		v = parse_num(eq + 1, UINT64_MAX, "u64");
-		put_attr(r, num, &v, 8);
+		genl_put(r, num, &v, 8);
 	} else {
 		usage_error("unknown attribute type '%s'", type);
 	}
@@ -534,31 +336,6 @@ static unsigned long long size_1t(const char *s)
 	return v;
 }
 
-/* A udmabuf of SIZE bytes over a sealed memfd. */
-static int udmabuf_create(unsigned long long size)
-{
-	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = size };
-	int memfd, dev, fd;
-
-	memfd = memfd_create("netdev-nl", MFD_ALLOW_SEALING | MFD_CLOEXEC);
-	if (memfd < 0)
-		sys_fatal("memfd_create");
-	if (ftruncate(memfd, size) < 0)
-		sys_fatal("ftruncate");
-	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-		sys_fatal("F_ADD_SEALS");
-	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		sys_fatal("/dev/udmabuf");
-	c.memfd = memfd;
-	fd = ioctl(dev, UDMABUF_CREATE, &c);
-	if (fd < 0)
-		sys_fatal("UDMABUF_CREATE");
-	close(dev);
-	close(memfd);
-	return fd;
-}
-
 /* huge:[OFF+]LEN[,...]: the ranges, in order, of one memfd of 2 MiB huge
  * pages, as one udmabuf. Like mainline's ncdevmem it leaves the pages
  * untouched: udmabuf allocates them. Returns its fd; *@size is its size.
@@ -571,7 +348,7 @@ static int udmabuf_create_huge(const char *spec, unsigned long long *size)
 	} l = { .head = { .flags = UDMABUF_FLAGS_CLOEXEC } };
 	unsigned long long end = 0, off, len;
 	char *copy = strdup(spec), *tok, *save, *plus;
-	int memfd, dev, fd;
+	int memfd, fd;
 
 	if (!copy)
 		sys_fatal("strdup");
@@ -599,45 +376,30 @@ static int udmabuf_create_huge(const char *spec, unsigned long long *size)
 	if (!l.head.count)
 		usage_error("huge: needs a range");
 	end = (end + (2ULL << 20) - 1) & ~((2ULL << 20) - 1);
-	memfd = memfd_create("netdev-nl", MFD_ALLOW_SEALING | MFD_CLOEXEC |
-			     MFD_HUGETLB | (21U << 26));
-	if (memfd < 0)
-		sys_fatal("memfd_create(MFD_HUGETLB)");
-	if (ftruncate(memfd, end) < 0)
-		sys_fatal("ftruncate");
-	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-		sys_fatal("F_ADD_SEALS");
+	memfd = udmabuf_memfd(end, MFD_HUGETLB | (21U << 26));
 	for (unsigned int i = 0; i < l.head.count; i++)
 		l.item[i].memfd = memfd;
-	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		sys_fatal("/dev/udmabuf");
-	fd = ioctl(dev, UDMABUF_CREATE_LIST, &l);
-	if (fd < 0)
-		sys_fatal("UDMABUF_CREATE_LIST");
-	close(dev);
+	fd = udmabuf_ioctl(UDMABUF_CREATE_LIST, &l);
 	close(memfd);
 	return fd;
 }
 
 /* One queue nest; id or type < 0: leave that attribute out. */
-static void put_queue(struct req *r, long long id, int type)
+static void put_queue(struct genl_req *r, long long id, int type)
 {
-	struct nlattr *nest = (struct nlattr *)((char *)r + r->nlh.nlmsg_len);
-	uint32_t start = r->nlh.nlmsg_len;
+	size_t nest = genl_nest_start(r, NETDEV_A_DMABUF_QUEUES);
 
-	put_attr(r, NETDEV_A_DMABUF_QUEUES | NLA_F_NESTED, NULL, 0);
 	if (id >= 0)
-		put_u32(r, NETDEV_A_QUEUE_ID, id);
+		genl_put_u32(r, NETDEV_A_QUEUE_ID, id);
 	if (type >= 0)
-		put_u32(r, NETDEV_A_QUEUE_TYPE, type);
-	nest->nla_len = r->nlh.nlmsg_len - start;
+		genl_put_u32(r, NETDEV_A_QUEUE_TYPE, type);
+	genl_nest_end(r, nest);
 }
 
 /* QUEUES: A,B,C-D rx queues; for malformed requests also tx:N (a tx
  * queue), noid (no id) and notype:N (no type).
  */
-static void put_queues(struct req *r, const char *spec)
+static void put_queues(struct genl_req *r, const char *spec)
 {
 	char *copy = strdup(spec), *tok, *save = NULL, *dash;
 	unsigned long long a, b;
@@ -770,8 +532,7 @@ static int run_bound(int dmabuf, char **argv, const sigset_t *mask)
 		signal(SIGUSR1, SIG_DFL);
 		sigprocmask(SIG_SETMASK, mask, NULL);
 		execvp(argv[0], argv);
-		fprintf(stderr, "%s: %s: %s\n", progname, argv[0],
-			strerror(errno));
+		fprintf(stderr, PROG ": %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
@@ -782,7 +543,7 @@ static int run_bound(int dmabuf, char **argv, const sigset_t *mask)
 				   128 + WTERMSIG(status);
 }
 
-static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
+static int bind_rx(struct nl *nl, struct genl_req *r, int argc, char **argv)
 {
 	unsigned long long size = 0, snap_len = 64 << 10, cycles = 1, c;
 	unsigned long long page_size = 0;
@@ -864,18 +625,19 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 		if (c > 1)
 			close(nl->fd);
 		nl_open(nl);
-		req_init(r, nl->family, NETDEV_CMD_BIND_RX, 0);
-		put_u32(r, NETDEV_A_DMABUF_IFINDEX,
+		genl_req_init(r, nl->family, NETDEV_CMD_BIND_RX, 0);
+		genl_put_u32(r, NETDEV_A_DMABUF_IFINDEX,
 			parse_num(argv[2], UINT32_MAX, "ifindex"));
-		put_u32(r, NETDEV_A_DMABUF_FD, dmabuf);
+		genl_put_u32(r, NETDEV_A_DMABUF_FD, dmabuf);
 		put_queues(r, argv[3]);
 		if (page_size)
-			put_u32(r, NETDEV_A_DMABUF_RX_PAGE_SIZE, page_size);
+			genl_put_u32(r, NETDEV_A_DMABUF_RX_PAGE_SIZE,
+				     page_size);
 		if (stats) {
 			kmem(mem0);
 			t0 = now_us();
 		}
-		err = transact(nl, r, c == cycles ? print_msg : NULL);
+		err = transact(nl, r, c == cycles ? print_msg : NULL, NULL);
 		if (stats) {
 			t1 = now_us();
 			kmem(mem1);
@@ -905,47 +667,36 @@ static int bind_rx(struct nl *nl, struct req *r, int argc, char **argv)
 
 /* --- owner-race ---------------------------------------------------------- */
 
-static unsigned long long seen_dmabuf;
-
-static void grab_dmabuf(const struct nlmsghdr *nlh)
-{
-	const struct nlattr *tb[NETDEV_A_QUEUE_MAX + 1];
-
-	if (!parse_attrs(nlh, GENL_HDRLEN, tb, NETDEV_A_QUEUE_MAX) &&
-	    tb[NETDEV_A_QUEUE_DMABUF])
-		attr_uint(tb[NETDEV_A_QUEUE_DMABUF], &seen_dmabuf);
-}
-
 /* The id of the binding on rx queue @q of @ifindex (0: none). */
 static unsigned long long queue_binding(struct nl *nl, uint32_t ifindex,
 					uint32_t q)
 {
-	static struct req r;
+	struct genl_val id = { .type = NETDEV_A_QUEUE_DMABUF };
+	static struct genl_req r;
 
-	req_init(&r, nl->family, NETDEV_CMD_QUEUE_GET, 0);
-	put_u32(&r, NETDEV_A_QUEUE_IFINDEX, ifindex);
-	put_u32(&r, NETDEV_A_QUEUE_TYPE, NETDEV_QUEUE_TYPE_RX);
-	put_u32(&r, NETDEV_A_QUEUE_ID, q);
-	seen_dmabuf = 0;
-	if (transact(nl, &r, grab_dmabuf))
+	genl_req_init(&r, nl->family, NETDEV_CMD_QUEUE_GET, 0);
+	genl_put_u32(&r, NETDEV_A_QUEUE_IFINDEX, ifindex);
+	genl_put_u32(&r, NETDEV_A_QUEUE_TYPE, NETDEV_QUEUE_TYPE_RX);
+	genl_put_u32(&r, NETDEV_A_QUEUE_ID, q);
+	if (transact(nl, &r, genl_take, &id))
 		exit(1);
-	return seen_dmabuf;
+	return id.v;
 }
 
 /* bind-rx of queue @q through @nl: the binding's id, or -errno. */
 static long long bind_one(struct nl *nl, uint32_t ifindex, uint32_t q,
 			  int dmabuf)
 {
-	static struct req r;
+	struct genl_val id = { .type = NETDEV_A_DMABUF_ID };
+	static struct genl_req r;
 	int err;
 
-	req_init(&r, nl->family, NETDEV_CMD_BIND_RX, 0);
-	put_u32(&r, NETDEV_A_DMABUF_IFINDEX, ifindex);
-	put_u32(&r, NETDEV_A_DMABUF_FD, dmabuf);
+	genl_req_init(&r, nl->family, NETDEV_CMD_BIND_RX, 0);
+	genl_put_u32(&r, NETDEV_A_DMABUF_IFINDEX, ifindex);
+	genl_put_u32(&r, NETDEV_A_DMABUF_FD, dmabuf);
 	put_queue(&r, q, NETDEV_QUEUE_TYPE_RX);
-	bound_id = 0;
-	err = transact(nl, &r, grab_bound_id);
-	return err ? err : (long long)bound_id;
+	err = transact(nl, &r, genl_take, &id);
+	return err ? err : (long long)id.v;
 }
 
 static void xpipe(int p[2])
@@ -975,24 +726,19 @@ race_b(uint16_t family, uint32_t portid, uint32_t ifindex, uint32_t q,
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_pid = portid };
 	static struct nl nl;
-	int dmabuf = udmabuf_create(4 << 20), one = 1;
+	int dmabuf = udmabuf_create(4 << 20);
 	long long id;
 	char c = 0;
 
 	xwrite(ready, &c, 1);
 	for (;;) {
-		nl.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
-			       NETLINK_GENERIC);
-		if (nl.fd < 0)
-			sys_fatal("socket");
+		nl.fd = genl_open();
 		if (!bind(nl.fd, (struct sockaddr *)&sa, sizeof(sa)))
 			break;
 		if (errno != EADDRINUSE)
 			sys_fatal("bind");
 		close(nl.fd);
 	}
-	setsockopt(nl.fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(nl.fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
 	nl.family = family;
 	id = bind_one(&nl, ifindex, q, dmabuf);
 	xwrite(res, &id, sizeof(id));
@@ -1115,22 +861,22 @@ static int owner_race(int argc, char **argv)
 }
 
 /* CMD [KEY]: the object KEY names (attribute ATTR), or a dump of all. */
-static void get_one_or_all(struct nl *nl, struct req *r, int argc,
+static void get_one_or_all(struct nl *nl, struct genl_req *r, int argc,
 			   char **argv, uint8_t cmd, uint16_t attr,
 			   const char *what)
 {
 	if (argc > 3)
 		usage_error("%s takes at most one %s", argv[1], what);
 	nl_open(nl);
-	req_init(r, nl->family, cmd, argc == 2);
+	genl_req_init(r, nl->family, cmd, argc == 2 ? NLM_F_DUMP : 0);
 	if (argc == 3)
-		put_u32(r, attr, parse_num(argv[2], UINT32_MAX, what));
+		genl_put_u32(r, attr, parse_num(argv[2], UINT32_MAX, what));
 }
 
 int main(int argc, char **argv)
 {
 	static struct nl nl;
-	static struct req r;
+	static struct genl_req r;
 	const char *cmd;
 	int i, dump;
 
@@ -1149,18 +895,19 @@ int main(int argc, char **argv)
 		if (argc != 2 && argc != 3 && argc != 5)
 			usage_error("queue-get takes nothing, IFINDEX, or IFINDEX rx|tx ID");
 		nl_open(&nl);
-		req_init(&r, nl.family, NETDEV_CMD_QUEUE_GET, argc != 5);
+		genl_req_init(&r, nl.family, NETDEV_CMD_QUEUE_GET,
+			      argc != 5 ? NLM_F_DUMP : 0);
 		if (argc >= 3)
-			put_u32(&r, NETDEV_A_QUEUE_IFINDEX,
+			genl_put_u32(&r, NETDEV_A_QUEUE_IFINDEX,
 				parse_num(argv[2], UINT32_MAX, "ifindex"));
 		if (argc == 5) {
 			if (strcmp(argv[3], "rx") && strcmp(argv[3], "tx"))
 				usage_error("queue type must be rx or tx, not '%s'",
 					    argv[3]);
-			put_u32(&r, NETDEV_A_QUEUE_TYPE,
+			genl_put_u32(&r, NETDEV_A_QUEUE_TYPE,
 				!strcmp(argv[3], "rx") ? NETDEV_QUEUE_TYPE_RX :
 							NETDEV_QUEUE_TYPE_TX);
-			put_u32(&r, NETDEV_A_QUEUE_ID,
+			genl_put_u32(&r, NETDEV_A_QUEUE_ID,
 				parse_num(argv[4], UINT32_MAX, "queue id"));
 		}
 	} else if (!strcmp(cmd, "page-pool-get")) {
@@ -1179,12 +926,12 @@ int main(int argc, char **argv)
 		if (i >= argc)
 			usage_error("raw needs a command number");
 		nl_open(&nl);
-		req_init(&r, nl.family, parse_num(argv[i], 255, "command"),
-			 dump);
+		genl_req_init(&r, nl.family, parse_num(argv[i], 255, "command"),
+			      dump ? NLM_F_DUMP : 0);
 		for (i++; i < argc; i++)
 			put_raw_attr(&r, argv[i]);
 	} else {
 		usage_error("unknown command '%s'", cmd);
 	}
-	return transact(&nl, &r, print_msg) ? 1 : 0;
+	return transact(&nl, &r, print_msg, NULL) ? 1 : 0;
 }

@@ -40,6 +40,7 @@
 #define PROG	"sockmap-pass"
 
 #include "../lib/die.h"
+#include "../lib/listen.h"
 
 static long long now_ms(void)
 {
@@ -133,8 +134,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		die("accept: %s", strerror(errno));
 	sockmap_add(fd);
-	if (ready && close(open(ready, O_WRONLY | O_CREAT, 0644)))
-		die("%s: %s", ready, strerror(errno));
+	ready_file(ready);
 
 	deadline = now_ms() + timeout * 1000LL;
 	for (;;) {

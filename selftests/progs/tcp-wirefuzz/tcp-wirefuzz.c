@@ -57,18 +57,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/dma-buf.h>
-
-#include "../lib/pattern.h"
-
-#ifndef MSG_SOCK_DEVMEM
-#define MSG_SOCK_DEVMEM	0x2000000
-#endif
 
 #define PROG	"tcp-wirefuzz"
 
 #include "../lib/die.h"
 #include "../lib/size.h"
+#include "../lib/devmem.h"
+#include "../lib/listen.h"
 
 static double now_ms(void)
 {
@@ -83,102 +78,13 @@ static double now_ms(void)
 #define IOV_LEN		(256 * 1024)
 #define CTRL_LEN	(CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * 512)
 
-static struct {
-	int fd;
-	uint32_t id;
-	uint8_t *map;
-	size_t size;
-	uint64_t base, off, linear, dmabuf, host;
-} rx;
-
-static void rx_check(const uint8_t *buf, size_t len, const char *where)
-{
-	size_t bad = pattern_check(rx.base, rx.off, buf, len);
-
-	if (bad != len)
-		die("%s: byte %" PRIu64 " of the stream is 0x%02x, expected 0x%02x",
-		    where, rx.off + bad, buf[bad],
-		    pattern_byte(rx.base, rx.off + bad));
-	rx.off += len;
-}
-
-static void rx_sync(uint64_t flags)
-{
-	struct dma_buf_sync sync = { .flags = flags | DMA_BUF_SYNC_READ };
-
-	if (ioctl(rx.fd, DMA_BUF_IOCTL_SYNC, &sync))
-		die("DMA_BUF_IOCTL_SYNC: %s", strerror(errno));
-}
-
-/* One recvmsg(MSG_SOCK_DEVMEM): bytes checked, tokens given back. */
-static ssize_t rx_once(int fd)
-{
-	static uint8_t iov_buf[IOV_LEN];
-	static uint8_t ctrl[CTRL_LEN] __attribute__((aligned(8)));
-	struct iovec iov = { iov_buf, sizeof(iov_buf) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
-	struct dmabuf_token tok;
-	struct dmabuf_cmsg *dc;
-	bool cmsgs = false;
-	struct cmsghdr *cm;
-	size_t linear = 0, total = 0;
-	ssize_t n;
-	int ret;
-
-	n = recvmsg(fd, &msg, MSG_SOCK_DEVMEM);
-	if (n <= 0)
-		return n;
-	if (msg.msg_flags & MSG_CTRUNC)
-		die("control message truncated");
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    (cm->cmsg_type != SO_DEVMEM_LINEAR &&
-		     cm->cmsg_type != SO_DEVMEM_DMABUF))
-			continue;
-		dc = (struct dmabuf_cmsg *)CMSG_DATA(cm);
-		cmsgs = true;
-		if (cm->cmsg_type == SO_DEVMEM_LINEAR) {
-			if (linear + dc->frag_size > (size_t)n)
-				die("linear cmsg beyond the bytes returned");
-			rx_check(iov_buf + linear, dc->frag_size, "linear");
-			linear += dc->frag_size;
-			rx.linear += dc->frag_size;
-			total += dc->frag_size;
-			continue;
-		}
-		if (dc->frag_offset + dc->frag_size > rx.size)
-			die("frag outside the dma-buf");
-		if (rx.id && dc->dmabuf_id != rx.id)
-			die("frag of binding %u, expected %u", dc->dmabuf_id,
-			    rx.id);
-		rx_sync(DMA_BUF_SYNC_START);
-		rx_check(rx.map + dc->frag_offset, dc->frag_size, "dmabuf");
-		rx_sync(DMA_BUF_SYNC_END);
-		rx.dmabuf += dc->frag_size;
-		total += dc->frag_size;
-		tok.token_start = dc->frag_token;
-		tok.token_count = 1;
-		ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &tok,
-				 sizeof(tok));
-		if (ret != 1)
-			die("SO_DEVMEM_DONTNEED returned %d: %s", ret,
-			    strerror(errno));
-	}
-	/* host memory (a readable skb): the bytes alone, no cmsg; one
-	 * call never returns both kinds
-	 */
-	if (!cmsgs) {
-		rx_check(iov_buf, n, "host");
-		rx.host += n;
-		return n;
-	}
-	if (total != (size_t)n)
-		die("cmsgs account for %zu of %zd bytes", total, n);
-	return n;
-}
+static uint8_t iov_buf[IOV_LEN];
+static uint8_t ctrl[CTRL_LEN] __attribute__((aligned(8)));
+/* bytes without a cmsg: a readable skb's */
+static struct dm_rx rx = {
+	.host_ok = true,
+	.buf = iov_buf, .buf_len = sizeof(iov_buf), .ctrl = ctrl,
+};
 
 static const char *err_name(int e)
 {
@@ -230,8 +136,6 @@ static int rx_main(int argc, char **argv)
 	int port = 0, rcvbuf = 0, c, lfd, fd, one = 1, zero = 0;
 	bool inline_urg = true;
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
-	const char *env;
-	off_t size;
 	uint64_t i;
 
 	while ((c = getopt_long(argc, argv, "p:c:S:r:", lo, NULL)) != -1) {
@@ -259,19 +163,8 @@ static int rx_main(int argc, char **argv)
 	}
 	if (!port || optind != argc)
 		return 2;
-	env = getenv("DEVMEM_DMABUF_FD");
-	if (!env)
-		die("run under netdev-nl bind-rx --run");
-	rx.fd = size_arg(env);
-	env = getenv("DEVMEM_DMABUF_ID");
-	rx.id = env ? size_arg(env) : 0;
-	size = lseek(rx.fd, 0, SEEK_END);
-	if (size <= 0)
-		die("not a dma-buf");
-	rx.size = size;
-	rx.map = mmap(NULL, size, PROT_READ, MAP_SHARED, rx.fd, 0);
-	if (rx.map == MAP_FAILED)
-		die("mmap of the dma-buf: %s", strerror(errno));
+	dm_rx_env(&rx);
+	dm_rx_map(&rx);
 
 	lfd = socket(AF_INET6, SOCK_STREAM, 0);
 	if (lfd < 0)
@@ -290,12 +183,7 @@ static int rx_main(int argc, char **argv)
 	sa.sin6_port = htons(port);
 	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 8))
 		die("listen on port %d: %s", port, strerror(errno));
-	if (ready) {
-		c = open(ready, O_CREAT | O_WRONLY, 0644);
-		if (c < 0)
-			die("%s: %s", ready, strerror(errno));
-		close(c);
-	}
+	ready_file(ready);
 	for (i = 0; i < conns; i++) {
 		const char *end = "eof";
 		bool paused = false;
@@ -304,7 +192,7 @@ static int rx_main(int argc, char **argv)
 		fd = accept(lfd, NULL, NULL);
 		if (fd < 0)
 			die("accept: %s", strerror(errno));
-		memset(&rx.off, 0, sizeof(rx) - offsetof(typeof(rx), off));
+		rx.off = rx.linear = rx.dmabuf = rx.host = 0;
 		rx.base = (seed + i) * PATTERN_GOLDEN;
 		if (reply) {
 			static uint8_t buf[65536];
@@ -330,7 +218,8 @@ static int rx_main(int argc, char **argv)
 				}
 				paused = true;
 			}
-			n = rx_once(fd);
+			/* bytes checked, tokens given back */
+			n = dm_rx_recv(&rx, fd, 0, CTRL_LEN, NULL);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0) {
