@@ -5,33 +5,13 @@
 # reach the kernel tree, failing patches, and incremental builds. Runs on
 # the host against the tree `make kernel` extracted.
 
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-KBUILD=$REPO/build/kernel
+load lib/kernel-scratch
 
-setup() {
-	[ -f "$KBUILD/base.stamp" ] && [ -d "$KBUILD/base" ] ||
-		{ echo "run 'make kernel' first" >&2; return 1; }
-	# A scratch repository (just the build recipe) and a scratch build
-	# directory that borrows the extracted base read-only.
-	T=$BATS_TEST_TMPDIR
-	mkdir -p "$T/repo/scripts" "$T/repo/net/patches" "$T/repo/drivers/patches" \
-		 "$T/repo/uapi" "$T/build/src"
-	cp -r "$REPO/scripts/kernel" "$T/repo/scripts/"
-	ln -s "$KBUILD/base" "$T/build/base"
-	cp "$KBUILD/base.stamp" "$T/build/"
-}
+# A scratch repository (just the build recipe) and a scratch build
+# directory that borrows the extracted base read-only.
+setup() { scratch_kernel_setup; }
 
 prepare() { BUILD=$T/build run "$T/repo/scripts/kernel/build.sh" prepare; }
-
-# a one-line change to a base file, as a patch
-make_patch() { # NAME FILE LINE-NUMBER TEXT
-	local name=$1 file=$2 n=$3 text=$4
-	mkdir -p "$T/a/$(dirname "$file")" "$T/b/$(dirname "$file")"
-	cp "$KBUILD/base/$file" "$T/a/$file"
-	sed "${n}a\\$text" "$KBUILD/base/$file" >"$T/b/$file"
-	{ printf 'Subject: [PATCH] test\n\n---\n'
-	  (cd "$T" && diff -u "a/$file" "b/$file") || [ $? -eq 1 ]; } >"$T/repo/$name"
-}
 
 @test "our files land at their kernel paths; uapi/ goes to include/uapi/" {
 	mkdir -p "$T/repo/net/core" "$T/repo/drivers/net/netdevsim" "$T/repo/uapi/linux"

@@ -4,34 +4,15 @@
 # scripts/series: the kernel side as a series for git am. Runs on the host
 # against the base tree `make kernel` extracted.
 
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-KBUILD=$REPO/build/kernel
+load lib/kernel-scratch
 
-setup() {
-	[ -f "$KBUILD/base.stamp" ] && [ -d "$KBUILD/base" ] ||
-		{ echo "run 'make kernel' first" >&2; return 1; }
-	# A scratch repository (the two scripts) and a scratch build directory
-	# that borrows the extracted base read-only.
-	T=$BATS_TEST_TMPDIR
-	mkdir -p "$T/repo/scripts" "$T/repo/net/patches" "$T/build/src"
-	cp -r "$REPO/scripts/kernel" "$REPO/scripts/series" "$T/repo/scripts/"
-	ln -s "$KBUILD/base" "$T/build/base"
-	cp "$KBUILD/base.stamp" "$T/build/"
-}
+setup() { scratch_kernel_setup; }
 
 series() { BUILD=$T/build run "$T/repo/scripts/series" "$@"; }
 
-# add_line PATCH FILE N TEXT: a patch that adds TEXT after line N of the
-# base's FILE
-add_line() {
-	local name=$1 file=$2 n=$3 text=$4
-	mkdir -p "$T/a/$(dirname "$file")" "$T/b/$(dirname "$file")"
-	cp "$KBUILD/base/$file" "$T/a/$file"
-	sed "${n}a\\$text" "$KBUILD/base/$file" >"$T/b/$file"
-	{ printf 'From: a <a@b.invalid>\nSubject: [PATCH] %s\n\nWhy.\n---\n' "${name#*-}"
-	  (cd "$T" && diff -u "a/$file" "b/$file") || [ $? -eq 1 ]; } >"$T/repo/net/patches/$name.patch"
-	rm -rf "$T/a" "$T/b"
-}
+# add_line NNNN-SUBJECT FILE N TEXT: net/patches/NNNN-SUBJECT.patch adds
+# TEXT after line N of the base's FILE
+add_line() { make_patch "net/patches/$1.patch" "$2" "$3" "$4" "${1#*-}"; }
 
 @test "the series applies with git am and gives exactly the tree the kernel is built from" {
 	run "$REPO/scripts/series" check
