@@ -2,7 +2,9 @@
 /*
  * die(): for the test programs, a fatal error. Prints "PROG: message" on
  * standard error, after flushing what standard output holds, and exits
- * with status 1. The program defines PROG, its name, before including.
+ * with status 1. usage_error(): the same for a bad command line, with
+ * " (see --help)" after the message and exit status 2. The program
+ * defines PROG, its name, before including.
  */
 #ifndef SELFTESTS_PROGS_DIE_H
 #define SELFTESTS_PROGS_DIE_H
@@ -28,14 +30,18 @@ vdie(int status, const char *end, const char *fmt, va_list ap)
 	exit(status);
 }
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-die(const char *fmt, ...)
+/* vdie() with its arguments in place of @ap. */
+static inline void __attribute__((format(printf, 3, 4), noreturn))
+die_status(int status, const char *end, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vdie(1, "\n", fmt, ap);
+	vdie(status, end, fmt, ap);
 	va_end(ap);
 }
+
+#define die(...)		die_status(1, "\n", __VA_ARGS__)
+#define usage_error(...)	die_status(2, " (see --help)\n", __VA_ARGS__)
 
 #endif

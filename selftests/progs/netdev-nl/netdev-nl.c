@@ -101,16 +101,6 @@ static void usage(FILE *f)
 "attribute at offset N)\", N bytes into the request); 2 on a usage error.\n");
 }
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vdie(2, " (see --help)\n", fmt, ap);
-	va_end(ap);
-}
-
 static void __attribute__((noreturn)) sys_fatal(const char *what)
 {
 	die("%s: %s", what, strerror(errno));

@@ -34,6 +34,8 @@
 
 #define GENL_CTRL_VERSION	1
 
+#include "../lib/die.h"
+
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 
 /* A request being built; the union keeps the buffer nlmsghdr-aligned. */
@@ -96,21 +98,6 @@ static void print_usage(FILE *f)
 		"                    the kernel makes of it\n"
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 usage error.\n");
-}
-
-static int usage_error(const char *fmt, ...)
-	__printf(1, 2);
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, PROG ": ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\nTry '" PROG " --help'.\n");
-	va_end(ap);
-	return 2;
 }
 
 /* Record a detail for the error message (unless the kernel gave one). */
@@ -621,13 +608,13 @@ static int parse_opts(int argc, char **argv)
 			a = strtoul(optarg, &end, 10);
 			if (end == optarg || errno || !a || a > 0xffff ||
 			    (strcmp(end, ":u8") && strcmp(end, ":u32")))
-				return usage_error("bad --raw '%s' (want ATTR:u8 or ATTR:u32)",
+				usage_error("bad --raw '%s' (want ATTR:u8 or ATTR:u32)",
 						   optarg);
 			raw_attr = a;
 			raw_u8 = !strcmp(end, ":u8");
 			continue;
 		}
-		return usage_error("unknown option '%s'", argv[optind - 1]);
+		usage_error("unknown option '%s'", argv[optind - 1]);
 	}
 	return 0;
 }
@@ -639,7 +626,7 @@ static int run(const char *dev, const char *value)
 	int ret;
 
 	if (value && parse_value(value, &split))
-		return usage_error(raw_attr ? (raw_u8 ?
+		usage_error(raw_attr ? (raw_u8 ?
 				   "bad value '%s' (want 0 to 255)" :
 				   "bad value '%s' (want 0 to 4294967295)") :
 				   hds_thresh_mode ?
@@ -647,7 +634,7 @@ static int run(const char *dev, const char *value)
 				   "bad value '%s' (want on, off or auto)",
 				   value);
 	if (raw_attr && !value)
-		return usage_error("%s", "--raw needs a VALUE");
+		usage_error("%s", "--raw needs a VALUE");
 	nl = calloc(1, sizeof(*nl));
 	if (!nl) {
 		perror(PROG);
@@ -680,13 +667,13 @@ int main(int argc, char **argv)
 		return ret;
 	nargs = argc - optind;
 	if (nargs < 1 || nargs > 2)
-		return usage_error("%s", nargs < 1 ? "missing DEV" :
+		usage_error("%s", nargs < 1 ? "missing DEV" :
 				   "too many arguments");
 	dev = argv[optind];
 	if (!dev[0])
-		return usage_error("%s", "empty device name");
+		usage_error("%s", "empty device name");
 	if (strlen(dev) > IFNAMSIZ - 1)
-		return usage_error("device name '%s' too long (at most %d characters)",
+		usage_error("device name '%s' too long (at most %d characters)",
 				   dev, IFNAMSIZ - 1);
 	ret = run(dev, nargs == 2 ? argv[optind + 1] : NULL);
 	if (fflush(stdout) && !ret) {

@@ -50,6 +50,8 @@
 #define PROG		"tcpxfer"
 #define CHUNK		(256 * 1024)	/* bytes per send()/recv() */
 #define MAX_STOPS	8		/* --stop-at */
+
+#include "../lib/die.h"
 #define GOLDEN		PATTERN_GOLDEN
 #define RETRY_NS	50000000L	/* 50 ms between refused connects */
 
@@ -184,19 +186,6 @@ static const char usage_text[] =
 "	tcpxfer connect -a 127.0.0.1 -p 5001 -s 256M -r 256M\n";
 
 /* ---- messages ---- */
-
-static void __noreturn __printf(1, 2)
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry '" PROG " --help'.\n", stderr);
-	exit(2);
-}
 
 static void __printf(1, 2) err_msg(const char *fmt, ...)
 {

@@ -21,7 +21,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#define PROG "udpsink"
 #define MAX_PORTS 16
+
+#include "../lib/die.h"
 
 static volatile sig_atomic_t stop;
 
@@ -47,19 +50,6 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 after a signal, 1 when a port cannot be bound or a\n"
 "receive fails, 2 on a usage error.\n", MAX_PORTS);
-}
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("udpsink: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see --help)\n", stderr);
-	exit(2);
 }
 
 static void __attribute__((noreturn)) fatal(const char *what, int err)
