@@ -609,7 +609,7 @@ static int parse_opts(int argc, char **argv)
 			if (end == optarg || errno || !a || a > 0xffff ||
 			    (strcmp(end, ":u8") && strcmp(end, ":u32")))
 				usage_error("bad --raw '%s' (want ATTR:u8 or ATTR:u32)",
-						   optarg);
+					    optarg);
 			raw_attr = a;
 			raw_u8 = !strcmp(end, ":u8");
 			continue;
@@ -627,12 +627,12 @@ static int run(const char *dev, const char *value)
 
 	if (value && parse_value(value, &split))
 		usage_error(raw_attr ? (raw_u8 ?
-				   "bad value '%s' (want 0 to 255)" :
-				   "bad value '%s' (want 0 to 4294967295)") :
-				   hds_thresh_mode ?
-				   "bad value '%s' (want bytes, 0 to 4294967295)" :
-				   "bad value '%s' (want on, off or auto)",
-				   value);
+			    "bad value '%s' (want 0 to 255)" :
+			    "bad value '%s' (want 0 to 4294967295)") :
+			    hds_thresh_mode ?
+			    "bad value '%s' (want bytes, 0 to 4294967295)" :
+			    "bad value '%s' (want on, off or auto)",
+			    value);
 	if (raw_attr && !value)
 		usage_error("%s", "--raw needs a VALUE");
 	nl = calloc(1, sizeof(*nl));
@@ -668,13 +668,13 @@ int main(int argc, char **argv)
 	nargs = argc - optind;
 	if (nargs < 1 || nargs > 2)
 		usage_error("%s", nargs < 1 ? "missing DEV" :
-				   "too many arguments");
+			    "too many arguments");
 	dev = argv[optind];
 	if (!dev[0])
 		usage_error("%s", "empty device name");
 	if (strlen(dev) > IFNAMSIZ - 1)
 		usage_error("device name '%s' too long (at most %d characters)",
-				   dev, IFNAMSIZ - 1);
+			    dev, IFNAMSIZ - 1);
 	ret = run(dev, nargs == 2 ? argv[optind + 1] : NULL);
 	if (fflush(stdout) && !ret) {
 		perror(PROG);

@@ -50,10 +50,10 @@
 #define PROG		"tcpxfer"
 #define CHUNK		(256 * 1024)	/* bytes per send()/recv() */
 #define MAX_STOPS	8		/* --stop-at */
-
-#include "../lib/die.h"
 #define GOLDEN		PATTERN_GOLDEN
 #define RETRY_NS	50000000L	/* 50 ms between refused connects */
+
+#include "../lib/die.h"
 
 enum mode { MODE_NONE, MODE_LISTEN, MODE_CONNECT };
 

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 
 static void __attribute__((noreturn)) fatal(const char *what, int err)
 {
-	fprintf(stderr, "udpsink: %s: %s\n", what, strerror(err));
+	fprintf(stderr, PROG ": %s: %s\n", what, strerror(err));
 	exit(1);
 }
 
