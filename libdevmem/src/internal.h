@@ -36,13 +36,16 @@ _Static_assert(sizeof(struct dmabuf_token) == 8, "struct dmabuf_token ABI");
 
 /* The per-thread reason behind devmem_last_error(). devmem_fail() and
  * devmem_fail_errno() (which appends ": strerror(-err)") set it and
- * return @err, a negative errno.
+ * return @err, a negative errno. devmem_fail_const() keeps a string
+ * literal as the reason without formatting it, for a failure a polling
+ * caller meets on every call.
  */
 void devmem_error_clear(void);
 int devmem_fail(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int devmem_fail_errno(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+int devmem_fail_const(int err, const char *reason);
 
 /*
  * The devmem cmsgs of @msg in order (src/cmsg.c): @fn gets each one's

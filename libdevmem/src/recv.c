@@ -441,6 +441,9 @@ DEVMEM_EXPORT ssize_t devmem_recv(struct devmem_rx *rx, int fd, void *buf,
 		if (err)
 			return devmem_ctrl_grow_fail(&rx->ctrl, err);
 	}
+	/* A caller polling with MSG_DONTWAIT meets this on every call. */
+	if (ret == -EAGAIN)
+		return devmem_fail_const(ret, "recvmsg(MSG_SOCK_DEVMEM): Resource temporarily unavailable");
 	if (ret < 0)
 		return devmem_fail_errno(ret, "recvmsg(MSG_SOCK_DEVMEM)");
 	ret = devmem_ctrl_result(&rx->ctrl, &msg, rx->cmsg_flags, buf, ret,

@@ -84,6 +84,16 @@ static int test_receive(void)
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	FAILS(devmem_recv(rx, sv[0], buf, sizeof(buf), MSG_DONTWAIT, &res),
 	      -EAGAIN);
+	/* A fixed text, which the next call's own outcome replaces. */
+	CHECK(!strcmp(devmem_last_error(),
+		      "recvmsg(MSG_SOCK_DEVMEM): Resource temporarily unavailable"));
+	CHECK_EQ(write(sv[1], "x", 1), 1);
+	CHECK_EQ(devmem_recv(rx, sv[0], buf, sizeof(buf), 0, &res), 1);
+	CHECK(devmem_last_error()[0] == '\0');
+	CHECK_EQ(devmem_recv(rx, sv[0], buf, sizeof(buf), MSG_DONTWAIT, &res),
+		 -EAGAIN);
+	stale();
+	CHECK(is_stale());
 	CHECK_EQ(write(sv[1], "x", 1), 1);
 	SUCCEEDS(devmem_recv(rx, sv[0], buf, sizeof(buf), 0, &res), __r == 1);
 	close(sv[1]);
