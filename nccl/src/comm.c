@@ -21,9 +21,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* CPUs the process may run on from which a comm's lock spins. */
-#define NDM_SPIN_MIN_CPUS	4
-
 /* A message's part per data socket: contiguous, at least 64 KiB each and
  * cut on 4 KiB, so both ends compute the same cut from the size alone.
  */
@@ -162,6 +159,17 @@ err:
 	return res;
 }
 
+/* The process may run on NDM_SPARE_CPUS or more: its threads need not
+ * take turns on one CPU.
+ */
+bool ndm_cpus_to_spare(void)
+{
+	cpu_set_t cpus;
+
+	return !sched_getaffinity(0, sizeof(cpus), &cpus) &&
+	       CPU_COUNT(&cpus) >= NDM_SPARE_CPUS;
+}
+
 /*
  * A comm's lock is taken for short stretches by two threads that each
  * come back for it at once: NCCL's proxy spinning on test(), and the I/O
@@ -173,11 +181,9 @@ err:
 static void ndm_lock_init(pthread_mutex_t *lock)
 {
 	pthread_mutexattr_t a;
-	cpu_set_t cpus;
 
 	pthread_mutexattr_init(&a);
-	if (!sched_getaffinity(0, sizeof(cpus), &cpus) &&
-	    CPU_COUNT(&cpus) >= NDM_SPIN_MIN_CPUS)
+	if (ndm_cpus_to_spare())
 		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(lock, &a);
 	pthread_mutexattr_destroy(&a);

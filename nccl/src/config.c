@@ -30,8 +30,9 @@ static const struct {
 	{ "NCCL_DEVMEM_RX_PAGE_SIZE", "size of the buffers the card fills, a power of two from 4K (default: the page size)" },
 	{ "NCCL_DEVMEM_COPY_BUFFER_SIZE", "bytes of each comm's staging memory in copy mode, 8M to 4G (default 8M)" },
 	{ "NCCL_DEVMEM_NSOCKS", "data sockets per comm, 1 to 8 (default 2)" },
+	{ "NCCL_DEVMEM_PROXY_COPY", "bytes of a host-memory send NCCL's proxy thread copies into a socket per test(), 0 to 16M, 0 leaving them all to the I/O thread (default: 256K on fewer than 4 CPUs, else 0)" },
 	{ "NCCL_DEVMEM_GPU", "CUDA device of the bound buffer (default: the caller's current one)" },
-	{ "NCCL_DEVMEM_TRACE", "set: a line per finished and per consumed receive" },
+	{ "NCCL_DEVMEM_TRACE", "set: a line per finished send, per finished receive and per consumed one" },
 };
 
 void ndm_config_help(void)
@@ -372,6 +373,10 @@ ncclResult_t ndm_configure(void)
 			return ncclInvalidArgument;
 		c.nsocks = (int)n;
 	}
+	if (ndm_env_size("NCCL_DEVMEM_PROXY_COPY",
+			 ndm_cpus_to_spare() ? 0 : NDM_DEFAULT_PROXY_COPY, 0,
+			 16ULL << 20, &c.proxy_copy))
+		return ncclInvalidArgument;
 	v = getenv("NCCL_DEVMEM_GPU");
 	if (v) {
 		if (ndm_env_uint("NCCL_DEVMEM_GPU", v, 0, 1023, &n))
@@ -392,5 +397,12 @@ ncclResult_t ndm_configure(void)
 		 "device %s (index %d, %s, MTU %d), mode %s, %d data socket(s) per comm, messages of up to %u bytes",
 		 c.ifname, c.ifindex, addr, ndm.mtu, modes[c.mode], c.nsocks,
 		 ndm.max_msg);
+	if (c.proxy_copy)
+		NDM_INFO(NCCL_INIT | NCCL_NET,
+			 "host-memory sends: the proxy thread copies up to %zu bytes a socket per test(), the I/O thread the rest",
+			 c.proxy_copy);
+	else
+		NDM_INFO(NCCL_INIT | NCCL_NET,
+			 "host-memory sends: the I/O thread copies them");
 	return ncclSuccess;
 }

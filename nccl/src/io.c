@@ -12,8 +12,9 @@
  * test() anyway, makes the same steps itself: a wake-up of another
  * thread would cost more than the step. A receiving comm in devmem mode
  * has no I/O thread at all; on a sending comm, devmem sends are moved by
- * whichever thread comes first. A socket is one thread's at a time
- * (c->busy).
+ * whichever thread comes first, and so are host-memory sends where
+ * NCCL_DEVMEM_PROXY_COPY lets the proxy copy (a bounded part per step).
+ * A socket is one thread's at a time (c->busy).
  */
 #include "plugin.h"
 
@@ -83,17 +84,22 @@ static void ndm_io_acks(struct ndm_comm *c, int i, bool *moved)
 	} while (n == 16);
 }
 
-/* One step on sending socket @i; POLLOUT in *@events when it is full. */
-static void ndm_io_send(struct ndm_comm *c, int i, short *events, bool *moved)
+/* One step on sending socket @i; POLLOUT in *@events when it is full.
+ * The @proxy thread copies at most NCCL_DEVMEM_PROXY_COPY bytes.
+ */
+static void ndm_io_send(struct ndm_comm *c, int i, short *events, bool *moved,
+			bool proxy)
 {
 	struct ndm_request *r = ndm_io_next(c, i);
 	struct devmem_span span;
 	struct ndm_part *p;
+	uint64_t tag, len;
 	const char *buf;
-	uint64_t tag;
 	ssize_t n;
 	int err;
 
+	if (r && proxy && !r->devmem && !ndm.cfg.proxy_copy)
+		r = NULL;	/* the I/O thread's to copy */
 	if (r) {
 		p = &r->parts[i];
 		if (r->devmem) {
@@ -109,14 +115,18 @@ static void ndm_io_send(struct ndm_comm *c, int i, short *events, bool *moved)
 			err = n < 0 ? (int)-n : 0;
 		} else {
 			buf = r->src + p->off + p->done;
+			len = p->len - p->done;
+			if (proxy && len > ndm.cfg.proxy_copy)
+				len = ndm.cfg.proxy_copy;
 			pthread_mutex_unlock(&c->lock);
-			n = send(c->fds[i], buf, p->len - p->done,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			n = send(c->fds[i], buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 			err = n < 0 ? errno : 0;
 		}
 		pthread_mutex_lock(&c->lock);
 		if (n > 0) {
 			p->done += (uint64_t)n;
+			if (proxy && !r->devmem)
+				r->proxy_copied += (uint64_t)n;
 			*moved = true;
 		} else if (err == EAGAIN || err == EINTR) {
 			*events |= POLLOUT;
@@ -266,10 +276,10 @@ static void ndm_io_recv(struct ndm_comm *c, int i, short *events, bool *moved)
 /*
  * One step on every data socket that no other thread is in, under
  * c->lock; headers first on a receiving comm. *@moved when bytes or
- * reports moved; @events gets what each socket waits for. True when a
- * socket was left to another thread.
+ * reports moved; @events gets what each socket waits for; @proxy for the
+ * proxy thread's step. True when a socket was left to another thread.
  */
-bool ndm_io_step(struct ndm_comm *c, short *events, bool *moved)
+bool ndm_io_step(struct ndm_comm *c, short *events, bool *moved, bool proxy)
 {
 	bool skipped = false;
 	int i;
@@ -284,7 +294,7 @@ bool ndm_io_step(struct ndm_comm *c, short *events, bool *moved)
 		}
 		c->busy[i] = true;
 		if (c->kind == NDM_REQ_SEND)
-			ndm_io_send(c, i, &events[i], moved);
+			ndm_io_send(c, i, &events[i], moved, proxy);
 		else
 			ndm_io_recv(c, i, &events[i], moved);
 		c->busy[i] = false;
@@ -317,7 +327,7 @@ static void *ndm_io_main(void *arg)
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		moved = false;
-		skipped = ndm_io_step(c, events, &moved);
+		skipped = ndm_io_step(c, events, &moved, false);
 		if (moved && !c->err[0])
 			continue;
 		pf[0].fd = c->efd;

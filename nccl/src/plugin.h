@@ -41,6 +41,16 @@
  */
 #define NDM_RECV_CHUNK		(1U << 20)
 #define NDM_RECV_FRAGS		1024U
+/*
+ * CPUs the process may run on from which its threads need not share one:
+ * from here a comm's lock spins before it sleeps, and host-memory sends
+ * are left to the I/O thread (NCCL_DEVMEM_PROXY_COPY's default is 0).
+ * Below it the proxy thread, spinning on test() anyway, copies up to
+ * NDM_DEFAULT_PROXY_COPY bytes a socket per test() itself: handing them
+ * to the I/O thread costs a wake-up and a switch on a CPU they share.
+ */
+#define NDM_SPARE_CPUS		4
+#define NDM_DEFAULT_PROXY_COPY	(256U << 10)
 
 enum ndm_mode {
 	NDM_MODE_AUTO,
@@ -66,6 +76,7 @@ struct ndm_config {
 	size_t copy_buffer;		/* per comm, copy mode */
 	int nsocks;
 	int gpu;			/* -1: the caller's current device */
+	size_t proxy_copy;		/* host-memory send bytes per test() */
 };
 
 /* A CUDA driver, loaded at run time (gpu.c). Calls need the caller's
@@ -252,6 +263,7 @@ struct ndm_request {
 	bool staged;
 	bool devmem;			/* send: from mr->tx */
 	const char *src;
+	uint64_t proxy_copied;		/* send: bytes the proxy copied */
 };
 
 /* A ring of mapped memory handed out in request order. */
@@ -364,7 +376,9 @@ ncclResult_t ndm_keep_frag(struct ndm_comm *c, struct ndm_request *r,
 ncclResult_t ndm_io_start(struct ndm_comm *c);
 void ndm_io_stop(struct ndm_comm *c);
 void ndm_io_kick(struct ndm_comm *c);
-bool ndm_io_step(struct ndm_comm *c, short *events, bool *moved);
+bool ndm_io_step(struct ndm_comm *c, short *events, bool *moved,
+		 bool proxy);
+bool ndm_cpus_to_spare(void);
 void ndm_io_giveback_all(struct ndm_comm *c);
 int ndm_recv_headers(struct ndm_comm *c);
 int ndm_read_full(int fd, void *buf, size_t size, size_t *got);

@@ -486,7 +486,7 @@ static ncclResult_t ndm_recv_progress(struct ndm_comm *c)
 	if (c->err[0])
 		return ncclSystemError;
 	if (c->devmem) {
-		ndm_io_step(c, events, &moved);
+		ndm_io_step(c, events, &moved, true);
 	} else {
 		got = ndm_recv_headers(c);
 		if (got < 0)
@@ -548,19 +548,24 @@ ncclResult_t ndm_test(void *request, int *done, int *sizes)
 	if (pthread_mutex_trylock(&c->lock))
 		return ncclSuccess;
 	if (r->kind == NDM_REQ_SEND) {
-		/* Devmem sends copy nothing: the proxy moves them too. */
-		if (r->devmem && !c->err[0] && !ndm_send_complete(r))
-			ndm_io_step(c, events, &moved);
+		/* The proxy moves sends too when it comes first: devmem
+		 * ones, which copy nothing, whole; host-memory ones up to
+		 * NCCL_DEVMEM_PROXY_COPY bytes a socket.
+		 */
+		if (!c->err[0] && !ndm_send_complete(r) &&
+		    (r->devmem || ndm.cfg.proxy_copy))
+			ndm_io_step(c, events, &moved, true);
 		if (c->err[0]) {
 			res = ncclSystemError;
 		} else if (ndm_send_complete(r)) {
 			if (getenv("NCCL_DEVMEM_TRACE"))
-				NDM_INFO(NCCL_NET, "comm %#llx: send %llu (tag %d) done: %llu bytes%s",
+				NDM_INFO(NCCL_NET, "comm %#llx: send %llu (tag %d) done: %llu bytes%s, %llu copied by the proxy thread",
 					 (unsigned long long)c->id,
 					 (unsigned long long)r->seq, r->tag,
 					 (unsigned long long)r->size,
 					 r->devmem ? " from device memory" :
-					 r->staged ? " staged" : "");
+					 r->staged ? " staged" : "",
+					 (unsigned long long)r->proxy_copied);
 			if (sizes)
 				sizes[0] = (int)r->size;
 			*done = 1;

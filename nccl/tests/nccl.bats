@@ -96,6 +96,45 @@ summary() {
 	[[ $stderr == *"receiving on 8 socket(s)"* ]]
 }
 
+# proxied: the trace's sends, and how many of them the proxy copied
+# nothing of.
+proxied() {
+	echo "$(grep -c 'INFO NET/devmem : comm 0x[0-9a-f]*: send [0-9]* (tag [0-9]*) done: [0-9]* bytes, [0-9]* copied by the proxy thread$' <<<"$stderr")" \
+		"$(grep -c ' bytes, 0 copied by the proxy thread$' <<<"$stderr")"
+}
+
+@test "nccl: NCCL_DEVMEM_PROXY_COPY: 0 leaves host-memory sends to the I/O thread; a cap moves the same bytes" {
+	local list=1,65537,4194304
+	NCCL_DEVMEM_TRACE=1 NCCL_DEVMEM_PROXY_COPY=0 h --host-mem --sizes "$list" --repeat 4
+	[ "$status" -eq 0 ]
+	[ "$output" = "harness: v11, 12 messages, 17039368 bytes checked, 0 records" ]
+	[[ $stderr == *"INFO NET/devmem : host-memory sends: the I/O thread copies them"* ]]
+	[ "$(proxied)" = "12 12" ]
+	# One CPU: the proxy, which yields to the I/O thread, often finds
+	# the socket with room before it runs.
+	NCCL_DEVMEM_TRACE=1 NCCL_DEVMEM_PROXY_COPY=4K \
+		run --separate-stderr taskset -c 0 timeout 120 "$HARNESS" "$PLUGIN" --host-mem --sizes "$list" --repeat 4 --inflight 16
+	[ "$status" -eq 0 ]
+	[ "$output" = "harness: v11, 12 messages, 17039368 bytes checked, 0 records" ]
+	[[ $stderr == *"INFO NET/devmem : host-memory sends: the proxy thread copies up to 4096 bytes a socket per test(), the I/O thread the rest"* ]]
+	[ "$(proxied | cut -d' ' -f1)" -eq 12 ]
+	# Staged sends (buffers NCCL registered as GPU memory) too.
+	NCCL_DEVMEM_PROXY_COPY=64K run --separate-stderr taskset -c 0 timeout 120 "$HARNESS" "$PLUGIN" --sizes "$list" --repeat 4
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(summary "$list" 4)" ]
+}
+
+@test "nccl: NCCL_DEVMEM_PROXY_COPY's default: 256K on fewer than 4 CPUs, else 0" {
+	run --separate-stderr taskset -c 0 timeout 120 "$HARNESS" "$PLUGIN" --sizes 1
+	[ "$status" -eq 0 ]
+	[[ $stderr == *"INFO NET/devmem : host-memory sends: the proxy thread copies up to 262144 bytes a socket per test(), the I/O thread the rest"* ]]
+	# The other default needs a host of 4 CPUs or more.
+	[ "$(nproc)" -ge 4 ] || return 0
+	run --separate-stderr taskset -c 0-3 timeout 120 "$HARNESS" "$PLUGIN" --sizes 1
+	[ "$status" -eq 0 ]
+	[[ $stderr == *"INFO NET/devmem : host-memory sends: the I/O thread copies them"* ]]
+}
+
 @test "nccl: the smallest copy buffer, 4 MiB messages wait for consumed ones" {
 	NCCL_DEVMEM_COPY_BUFFER_SIZE=8M h --sizes 4194304 --repeat 12 --inflight 16
 	[ "$status" -eq 0 ]
@@ -171,6 +210,9 @@ refused() {
 	refused NCCL_DEVMEM_NSOCKS=0 "NCCL_DEVMEM_NSOCKS=0: not a number from 1 to 8"
 	refused NCCL_DEVMEM_NSOCKS=9 "NCCL_DEVMEM_NSOCKS=9: not a number from 1 to 8"
 	refused NCCL_DEVMEM_NSOCKS=2x "NCCL_DEVMEM_NSOCKS=2x: not a number from 1 to 8"
+	refused NCCL_DEVMEM_PROXY_COPY=64KB "NCCL_DEVMEM_PROXY_COPY=64KB: not a size (digits, then K, M or G)"
+	refused NCCL_DEVMEM_PROXY_COPY=17M "NCCL_DEVMEM_PROXY_COPY=17M: out of range (0 to 16777216 bytes)"
+	refused NCCL_DEVMEM_PROXY_COPY=1000 "NCCL_DEVMEM_PROXY_COPY=1000: not a multiple of 4096"
 	refused NCCL_DEVMEM_QUEUES=3-1 "NCCL_DEVMEM_QUEUES=3-1: FIRST is above LAST"
 	refused NCCL_DEVMEM_QUEUES=-1 "NCCL_DEVMEM_QUEUES=-1: not N or FIRST-LAST"
 	refused NCCL_DEVMEM_QUEUES=1-x "NCCL_DEVMEM_QUEUES=x: not a number from 0 to 65535"
@@ -214,7 +256,7 @@ refused() {
 	h --sizes 1
 	[ "$status" -eq 0 ]
 	local v
-	for v in IFNAME MODE QUEUES BUFFER BUFFER_SIZE RX_PAGE_SIZE COPY_BUFFER_SIZE NSOCKS GPU TRACE; do
+	for v in IFNAME MODE QUEUES BUFFER BUFFER_SIZE RX_PAGE_SIZE COPY_BUFFER_SIZE NSOCKS PROXY_COPY GPU TRACE; do
 		[[ $stderr == *"INFO NET/devmem : NCCL_DEVMEM_$v="* ]]
 	done
 	[[ $stderr == *"INFO NET/devmem : device lo (index 1, 127.0.0.1, MTU 65536), mode auto, 2 data socket(s) per comm, messages of up to 4194304 bytes"* ]]
