@@ -125,7 +125,8 @@ help:
 	@echo "make check-full    the same with every suite on the debug kernel too"
 	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU,"
 	@echo "                   devmem vs send() vs MSG_ZEROCOPY sender CPU"
-	@echo "                   (BENCH_SCHED=rt: the VM at real-time priority, figures that a busy host does not move)"
+	@echo "                   (the VM at real-time priority where root may set it, so that a busy host does not"
+	@echo "                   move the figures; BENCH_SCHED=normal: not)"
 	@echo "make demo          boot the VM: TCP payload lands in a udmabuf (ncdevmem)"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
@@ -224,20 +225,24 @@ check-full: check
 # DEVMEM_BENCH_ARGS: see bench/devmem-rx-cpu --help;
 # DEVMEM_TX_BENCH_ARGS: see bench/devmem-tx-cpu/run --help;
 # NCCL_BENCH_ARGS: see bench/nccl-throughput --help
-# BENCH_SCHED: normal (default) or rt, the VM's QEMU under SCHED_RR so
-# that host load does not preempt its vCPUs (root; bench/README.md).
+# BENCH_SCHED: rt, the VM's QEMU under SCHED_RR so that host load does not
+# preempt its vCPUs (root or CAP_SYS_NICE; bench/README.md); normal; or
+# auto (default): rt where chrt may set it, else normal, said on stderr.
 # The guest is told the host's TSC frequency (from the host's kernel log):
 # under TCG its own calibration often fails, and CPU times fall back to ticks.
-BENCH_SCHED ?= normal
+BENCH_SCHED ?= auto
 bench: ensure-deps progs bench-progs nccl
-	@case '$(BENCH_SCHED)' in normal|rt) ;; \
-	*) echo "make bench: BENCH_SCHED is normal or rt, not '$(BENCH_SCHED)'" >&2; exit 2 ;; esac
+	@case '$(BENCH_SCHED)' in auto|normal|rt) ;; \
+	*) echo "make bench: BENCH_SCHED is auto, normal or rt, not '$(BENCH_SCHED)'" >&2; exit 2 ;; esac
 	@scripts/kernel/build.sh normal
-	@sched=; if [ '$(BENCH_SCHED)' = rt ]; then sched='chrt -r 1'; \
+	@policy='$(BENCH_SCHED)'; if [ "$$policy" = auto ]; then policy=normal; \
+	if chrt -r 1 true 2>/dev/null; then policy=rt; else \
+	echo "make bench: no SCHED_RR for the VM here (root or CAP_SYS_NICE): a busy host will lengthen the figures" >&2; fi; fi; \
+	sched=; if [ "$$policy" = rt ]; then sched='chrt -r 1'; \
 	chrt -r 1 true || { echo "make bench: BENCH_SCHED=rt needs root (CAP_SYS_NICE) for chrt -r" >&2; exit 2; }; fi; \
 	khz=$$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\{3\}\) MHz.*/\1\2/p' | head -n 1); \
 	VM_TIMEOUT=$${VM_TIMEOUT:-1500} VM_APPEND="tsc=reliable $${khz:+tsc_early_khz=$$khz} $(VM_APPEND)" $$sched selftests/vm/run -- \
-		'export BENCH_SCHED=$(BENCH_SCHED); bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS) && bench/nccl-throughput $(NCCL_BENCH_ARGS)'
+		"export BENCH_SCHED=$$policy; "'bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS) && bench/nccl-throughput $(NCCL_BENCH_ARGS)'
 
 demo: ensure-deps tools progs
 	@scripts/kernel/build.sh normal

@@ -116,11 +116,26 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	[ "$output" = "bench: host scheduling: normal (a busy host lengthens every figure)" ]
 }
 
-@test "make bench BENCH_SCHED=: normal or rt, anything else refused before a VM boots; sched-check's bad -s too" {
+@test "make bench's default scheduling: without SCHED_RR for the VM it says so and boots at normal priority" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "chrt: failed to set pid 0'"'"'s policy: Operation not permitted" >&2\nexit 1\n' \
+		>"$BATS_TEST_TMPDIR/bin/chrt"
+	chmod +x "$BATS_TEST_TMPDIR/bin/chrt"
+	# VM_TIMEOUT=1 ends the guest as it boots.
+	PATH="$BATS_TEST_TMPDIR/bin:$PATH" VM_TIMEOUT=1 run make -s -C "$REPO" bench
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *"make bench: no SCHED_RR for the VM here (root or CAP_SYS_NICE): a busy host will lengthen the figures"* ]]
+	[[ $output == *"vm: booting normal kernel"* ]]
+	[[ $output == *"vm: FAIL: guest outlived VM_TIMEOUT=1s and was killed"* ]]
+	[[ $output != *"needs root"* ]]
+}
+
+@test "make bench BENCH_SCHED=: auto, normal or rt, anything else refused before a VM boots; sched-check's bad -s too" {
 	run make -s -C "$REPO" bench BENCH_SCHED=fifo
 	echo "$output"
 	[ "$status" -eq 2 ]
-	[[ $output == *"make bench: BENCH_SCHED is normal or rt, not 'fifo'"* ]]
+	[[ $output == *"make bench: BENCH_SCHED is auto, normal or rt, not 'fifo'"* ]]
 	[[ $output != *"vm: booting"* ]]
 	for s in fifo normal, "" rt,,normal; do
 		run "$REPO/bench/sched-check" -s "$s"
