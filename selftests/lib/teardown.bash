@@ -19,7 +19,8 @@
 # the receiving socket, and lives in init_net: once nsb has no name, only
 # those two sockets keep it alive.
 #
-# A suite loads lib/vm, lib/nsim and this, and defines the NIC's part:
+# A suite loads lib/vm, lib/nsim and this, may set TD_DMABUF (the size
+# of devmem-hold's dma-buf, 4M by default), and defines the NIC's part:
 #
 #   td_setup ORDER  the pair up, header split on B, the flow to $PORT on
 #                   queue TD_QUEUE of B, the test's fds on the namespaces
@@ -135,7 +136,7 @@ order_setup() {
 	td_setup "$1"
 	HOME_NET=0
 	coproc HOLD { exec "$BIN/devmem-hold" -N "/run/netns/$NSB" -i "$IFB" \
-		-q "$TD_QUEUE" -s 4M -p "$PORT" -n "$BYTES" \
+		-q "$TD_QUEUE" -s "${TD_DMABUF:-4M}" -p "$PORT" -n "$BYTES" \
 		2>"$BATS_TEST_TMPDIR/hold.err" {NSFDA}<&- {NSFDB}<&-; }
 	HOLDER=$HOLD_PID HOLD_R=${HOLD[0]} HOLD_W=${HOLD[1]}
 	hold
