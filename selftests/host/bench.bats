@@ -143,3 +143,44 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 		[ "$output" = "sched-check: bad -s '$s'" ]
 	done
 }
+
+@test "sched-check: a log per make bench, numbered, so a scheduling given twice keeps both runs; each run's figures in its own section" {
+	local logs=$BATS_TEST_TMPDIR/logs n
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	# a make that stands for make bench: the run's number as its median
+	cat >"$BATS_TEST_TMPDIR/bin/make" <<-'MAKE'
+	#!/bin/sh
+	n=$(($(cat "$COUNT" 2>/dev/null || echo 0) + 1))
+	echo "$n" >"$COUNT"
+	for a in "$@"; do
+		case $a in BENCH_SCHED=*) sched=${a#BENCH_SCHED=} ;; esac
+	done
+	echo "bench: receiver CPU per GiB, fake, $sched"
+	echo "bench:   plain recv: median $n ms/GiB (1 2 3; spread 5%)"
+	echo "bench:   devmem: median 1$n ms/GiB (1 2 3; spread 7%), ratio devmem/plain: 0.$n"
+	MAKE
+	chmod +x "$BATS_TEST_TMPDIR/bin/make"
+	COUNT=$BATS_TEST_TMPDIR/count PATH="$BATS_TEST_TMPDIR/bin:$PATH" \
+		run "$REPO/bench/sched-check" -s rt,rt -o "$logs"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for n in 1 3; do
+		[ -f "$logs/$n-rt-quiet.log" ]
+	done
+	for n in 2 4; do
+		[ -f "$logs/$n-rt-hog.log" ]
+	done
+	[ "$(ls "$logs" | wc -l)" -eq 4 ]
+	mapfile -t summary < <(grep -v '^sched-check: make bench' <<<"$output")
+	[ "${#summary[@]}" -eq 16 ]
+	[ "${summary[0]}" = "== BENCH_SCHED=rt, quiet host" ]
+	[ "${summary[1]}" = "receiver CPU per GiB, fake, rt" ]
+	[ "${summary[2]}" = "  plain recv: 1 (spread 5%)" ]
+	[ "${summary[3]}" = "  devmem: 11 (spread 7%), ratio devmem/plain: 0.1" ]
+	[ "${summary[4]}" = "== BENCH_SCHED=rt, hog host" ]
+	[ "${summary[6]}" = "  plain recv: 2 (spread 5%)" ]
+	[ "${summary[8]}" = "== BENCH_SCHED=rt, quiet host" ]
+	[ "${summary[10]}" = "  plain recv: 3 (spread 5%)" ]
+	[ "${summary[12]}" = "== BENCH_SCHED=rt, hog host" ]
+	[ "${summary[15]}" = "  devmem: 14 (spread 7%), ratio devmem/plain: 0.4" ]
+}
