@@ -137,10 +137,18 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	[ "$status" -eq 2 ]
 	[[ $output == *"make bench: BENCH_SCHED is auto, normal or rt, not 'fifo'"* ]]
 	[[ $output != *"vm: booting"* ]]
-	for s in fifo normal, "" rt,,normal; do
+	for s in fifo normal, rt,,normal; do
 		run "$REPO/bench/sched-check" -s "$s"
 		[ "$status" -eq 2 ]
 		[ "$output" = "sched-check: bad -s '$s'" ]
+	done
+	for o in -s -o; do
+		run "$REPO/bench/sched-check" "$o"
+		[ "$status" -eq 2 ]
+		[ "$output" = "sched-check: $o needs a value" ]
+		run "$REPO/bench/sched-check" "$o" ""
+		[ "$status" -eq 2 ]
+		[ "$output" = "sched-check: $o needs a value" ]
 	done
 }
 
