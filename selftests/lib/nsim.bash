@@ -16,6 +16,9 @@
 BIN=${VM_REPO:-$BATS_TEST_DIRNAME/..}/build/bin
 NSIM_BUS=/sys/bus/netdevsim
 
+# shellcheck source=poll.bash
+source "${BASH_SOURCE[0]%/*}/poll.bash"
+
 IP4A=192.0.2.1
 IP4B=192.0.2.2
 IP6A=2001:db8::1
@@ -240,22 +243,6 @@ netdev_rx_bytes() {
 		fi
 	done <"/proc/$1/net/dev"
 	return 1
-}
-
-# nap SECS: sleep without an exec (each exec costs 0.1-0.4 s under TCG):
-# wait for data on a pipe that nobody writes to.
-nap() { read -rt "$1" <> <(:) || true; }
-
-# wait_until SECS CMD...: poll CMD every 0.05 s until it succeeds; fail
-# once SECS seconds have passed (time, not tries: a poll that execs costs
-# far more on the debug kernel).
-wait_until() {
-	local end=$((SECONDS + $1))
-	shift
-	while ! "$@"; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		nap 0.05
-	done
 }
 
 # nsim_settle: wait until neither port of the pair has receive work in
