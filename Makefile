@@ -126,7 +126,8 @@ help:
 	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput, devmem vs plain receive CPU,"
 	@echo "                   devmem vs send() vs MSG_ZEROCOPY sender CPU"
 	@echo "                   (the VM at real-time priority where root may set it, so that a busy host does not"
-	@echo "                   move the figures; BENCH_SCHED=normal: not)"
+	@echo "                   move the figures; BENCH_SCHED=normal: not), and then the host's CPUs kept busy"
+	@echo "                   at idle priority so that none idles (BENCH_KEEP_BUSY=0: not)"
 	@echo "make demo          boot the VM: TCP payload lands in a udmabuf (ncdevmem)"
 	@echo "make clean         remove build outputs except the extracted kernel tree"
 
@@ -228,12 +229,20 @@ check-full: check
 # BENCH_SCHED: rt, the VM's QEMU under SCHED_RR so that host load does not
 # preempt its vCPUs (root or CAP_SYS_NICE; bench/README.md); normal; or
 # auto (default): rt where chrt may set it, else normal, said on stderr.
+# BENCH_KEEP_BUSY: 1, the VM runs under bench/keep-busy, which keeps every
+# host CPU busy at SCHED_IDLE so that none goes idle, quiet host or busy
+# (bench/README.md); 0, host CPUs idle when nothing runs on them; auto
+# (default): 1 under SCHED_RR, where the loops never take a CPU from the VM,
+# 0 at normal priority, where they would take their small share.
 # The guest is told the host's TSC frequency (from the host's kernel log):
 # under TCG its own calibration often fails, and CPU times fall back to ticks.
 BENCH_SCHED ?= auto
+BENCH_KEEP_BUSY ?= auto
 bench: ensure-deps progs bench-progs nccl
 	@case '$(BENCH_SCHED)' in auto|normal|rt) ;; \
 	*) echo "make bench: BENCH_SCHED is auto, normal or rt, not '$(BENCH_SCHED)'" >&2; exit 2 ;; esac
+	@case '$(BENCH_KEEP_BUSY)' in auto|0|1) ;; \
+	*) echo "make bench: BENCH_KEEP_BUSY is auto, 1 or 0, not '$(BENCH_KEEP_BUSY)'" >&2; exit 2 ;; esac
 	@scripts/kernel/build.sh normal
 	@policy='$(BENCH_SCHED)'; if [ "$$policy" = auto ]; then policy=normal; \
 	if chrt -r 1 true 2>/dev/null; then policy=rt; else \
@@ -241,8 +250,10 @@ bench: ensure-deps progs bench-progs nccl
 	sched=; if [ "$$policy" = rt ]; then sched='chrt -r 1'; \
 	chrt -r 1 true || { echo "make bench: BENCH_SCHED=rt needs root (CAP_SYS_NICE) for chrt -r" >&2; exit 2; }; fi; \
 	khz=$$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9]*\)\.\([0-9]\{3\}\) MHz.*/\1\2/p' | head -n 1); \
-	VM_TIMEOUT=$${VM_TIMEOUT:-1500} VM_APPEND="tsc=reliable $${khz:+tsc_early_khz=$$khz} $(VM_APPEND)" $$sched selftests/vm/run -- \
-		"export BENCH_SCHED=$$policy; "'bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS) && bench/nccl-throughput $(NCCL_BENCH_ARGS)'
+	keep='$(BENCH_KEEP_BUSY)'; [ "$$keep" != auto ] || { keep=0; [ "$$policy" != rt ] || keep=1; }; \
+	busy=; [ "$$keep" = 0 ] || busy=bench/keep-busy; \
+	VM_TIMEOUT=$${VM_TIMEOUT:-1500} VM_APPEND="tsc=reliable $${khz:+tsc_early_khz=$$khz} $(VM_APPEND)" $$busy $$sched selftests/vm/run -- \
+		"export BENCH_SCHED=$$policy BENCH_KEEP_BUSY=$$keep; "'bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS) && bench/nccl-throughput $(NCCL_BENCH_ARGS)'
 
 demo: ensure-deps tools progs
 	@scripts/kernel/build.sh normal

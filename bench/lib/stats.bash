@@ -39,11 +39,14 @@ spread_check() {
 }
 
 # bench_sched: one line saying how the host scheduled the guest's vCPUs
-# (make bench passes BENCH_SCHED).
+# and whether its CPUs were kept from idling (make bench passes
+# BENCH_SCHED and BENCH_KEEP_BUSY).
 bench_sched() {
+	local busy="host CPUs kept busy at SCHED_IDLE"
+	[ "${BENCH_KEEP_BUSY:-}" = 1 ] || busy="host CPUs free to idle"
 	if [ "${BENCH_SCHED:-}" = rt ]; then
-		echo "bench: host scheduling: SCHED_RR (host load cannot preempt the vCPUs)"
+		echo "bench: host scheduling: SCHED_RR (host load cannot preempt the vCPUs), $busy"
 	else
-		echo "bench: host scheduling: normal (a busy host lengthens every figure)"
+		echo "bench: host scheduling: normal (a busy host lengthens every figure), $busy"
 	fi
 }

@@ -9,6 +9,10 @@
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd -P)
 TX=$REPO/build/bin/devmem-tx-cpu
 load lib/plain-rx
+load ../lib/poll
+
+# gone PID: no process PID (any more)
+gone() { ! kill -0 "$1" 2>/dev/null; }
 
 setup_file() {
 	make -C "$REPO" "$RX" "$TX"
@@ -110,13 +114,69 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	BENCH_SPREAD_MAX=lots run spread_check x 90 100 125
 	[ "${lines[0]}" = "spread 35%" ]
 	[[ ${lines[1]} == "bench: WARNING: x: runs spread 35% (over 20%"* ]]
-	BENCH_SCHED=rt run bench_sched
-	[ "$output" = "bench: host scheduling: SCHED_RR (host load cannot preempt the vCPUs)" ]
-	BENCH_SCHED= run bench_sched
-	[ "$output" = "bench: host scheduling: normal (a busy host lengthens every figure)" ]
+	BENCH_SCHED=rt BENCH_KEEP_BUSY=1 run bench_sched
+	[ "$output" = "bench: host scheduling: SCHED_RR (host load cannot preempt the vCPUs), host CPUs kept busy at SCHED_IDLE" ]
+	BENCH_SCHED= BENCH_KEEP_BUSY=0 run bench_sched
+	[ "$output" = "bench: host scheduling: normal (a busy host lengthens every figure), host CPUs free to idle" ]
 }
 
-@test "make bench's default scheduling: without SCHED_RR for the VM it says so and boots at normal priority" {
+@test "keep-busy: one SCHED_IDLE loop per host CPU while the command runs, none after it; the command's exit status" {
+	local seen=$BATS_TEST_TMPDIR/seen pid
+	# the command lists keep-busy's children (itself and the loops) with
+	# their scheduling class
+	run "$REPO/bench/keep-busy" bash -c 'ps -o pid=,cls= --ppid "$PPID" >"$1"; exit 3' cmd "$seen"
+	cat "$seen"
+	[ "$status" -eq 3 ]
+	[ "$output" = "" ]
+	[ "$(grep -c ' IDL$' "$seen")" -eq "$(nproc)" ]
+	[ "$(grep -c ' TS$' "$seen")" -eq 1 ]
+	[ "$(wc -l <"$seen")" -eq $(($(nproc) + 1)) ]
+	# keep-busy waits for its loops before it returns
+	for pid in $(awk '$2 == "IDL" { print $1 }' "$seen"); do
+		run kill -0 "$pid"
+		[ "$status" -ne 0 ]
+	done
+	run "$REPO/bench/keep-busy" true
+	[ "$status" -eq 0 ]
+}
+
+@test "keep-busy: killed itself, its loops end on their own" {
+	local seen=$BATS_TEST_TMPDIR/seen kb pid cmd
+	"$REPO/bench/keep-busy" bash -c 'ps -o pid=,cls= --ppid "$PPID" >"$1.tmp"; mv "$1.tmp" "$1"; echo $$ >"$1.cmd"; exec sleep 600' \
+		cmd "$seen" 3>&- &
+	kb=$!
+	wait_until 30 test -s "$seen.cmd"
+	kill -KILL "$kb"
+	wait "$kb" || true
+	cmd=$(cat "$seen.cmd")
+	kill "$cmd"
+	[ "$(grep -c ' IDL$' "$seen")" -eq "$(nproc)" ]
+	for pid in $(awk '$2 == "IDL" { print $1 }' "$seen"); do
+		wait_until 10 gone "$pid"
+	done
+}
+
+@test "keep-busy: no command, or none by that name, refused; where SCHED_IDLE is refused the command runs all the same, said on stderr" {
+	run "$REPO/bench/keep-busy"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "keep-busy: no command given" ]
+	[ "${lines[1]}" = "Run a command while every host CPU is kept busy at the lowest priority" ]
+	run "$REPO/bench/keep-busy" no-such-command-here
+	[ "$status" -eq 2 ]
+	[ "$output" = "keep-busy: no-such-command-here: command not found" ]
+	run "$REPO/bench/keep-busy" --help
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "end when CMD does, and on their own should keep-busy itself be killed." ]
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/chrt"
+	chmod +x "$BATS_TEST_TMPDIR/bin/chrt"
+	PATH="$BATS_TEST_TMPDIR/bin:$PATH" run "$REPO/bench/keep-busy" sh -c 'echo ran; exit 4'
+	[ "$status" -eq 4 ]
+	[ "${lines[0]}" = "keep-busy: SCHED_IDLE refused here (chrt -i 0): sh runs with the host's CPUs free to idle" ]
+	[ "${lines[1]}" = "ran" ]
+}
+
+@test "make bench's default scheduling: without SCHED_RR for the VM it says so and boots at normal priority, the host's CPUs free to idle unless BENCH_KEEP_BUSY=1" {
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
 	printf '#!/bin/sh\necho "chrt: failed to set pid 0'"'"'s policy: Operation not permitted" >&2\nexit 1\n' \
 		>"$BATS_TEST_TMPDIR/bin/chrt"
@@ -129,6 +189,14 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	[[ $output == *"vm: booting normal kernel"* ]]
 	[[ $output == *"vm: FAIL: guest outlived VM_TIMEOUT=1s and was killed"* ]]
 	[[ $output != *"needs root"* ]]
+	# at normal priority the host's CPUs are left free to idle...
+	[[ $output != *"keep-busy"* ]]
+	# ...unless asked for (this chrt refuses SCHED_IDLE as well)
+	PATH="$BATS_TEST_TMPDIR/bin:$PATH" VM_TIMEOUT=1 run make -s -C "$REPO" bench BENCH_KEEP_BUSY=1
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ $output == *"keep-busy: SCHED_IDLE refused here (chrt -i 0): selftests/vm/run runs with the host's CPUs free to idle"* ]]
+	[[ $output == *"vm: booting normal kernel"* ]]
 }
 
 @test "make bench BENCH_SCHED=: auto, normal or rt, anything else refused before a VM boots; sched-check's bad -s too" {
@@ -137,6 +205,12 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 	[ "$status" -eq 2 ]
 	[[ $output == *"make bench: BENCH_SCHED is auto, normal or rt, not 'fifo'"* ]]
 	[[ $output != *"vm: booting"* ]]
+	for b in 2 yes ""; do
+		run make -s -C "$REPO" bench BENCH_KEEP_BUSY="$b"
+		[ "$status" -eq 2 ]
+		[[ $output == *"make bench: BENCH_KEEP_BUSY is auto, 1 or 0, not '$b'"* ]]
+		[[ $output != *"vm: booting"* ]]
+	done
 	for s in fifo normal, rt,,normal; do
 		run "$REPO/bench/sched-check" -s "$s"
 		[ "$status" -eq 2 ]
