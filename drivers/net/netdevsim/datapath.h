@@ -54,6 +54,8 @@ enum {
 	NSIM_RQ_CSUM_UNNECESSARY,
 	NSIM_RQ_CSUM_COMPLETE,
 	NSIM_RQ_CSUM_NONE,
+	NSIM_RQ_HW_GRO_PACKETS,
+	NSIM_RQ_HW_GRO_WIRE_PACKETS,
 	NSIM_RQ_NSTATS
 };
 
@@ -76,6 +78,8 @@ struct nsim_rq_stats {
 	u64 alloc_fail;
 	u64 devmem_drops;	/* of drops: payload went to device memory */
 	u64 csum[CHECKSUM_COMPLETE + 1];	/* delivered, by ip_summed */
+	u64 hw_gro_packets;		/* HW-GRO aggregates */
+	u64 hw_gro_wire_packets;	/* wire packets in them */
 	struct u64_stats_sync syncp;
 };
 
@@ -141,6 +145,7 @@ struct nsim_wire_cb {
 	u16 mss;		/* TSO: payload per segment; 0: one packet */
 	u16 seg_next;		/* TSO: next segment to put on the wire */
 	u16 seg_end;		/* TSO: segments that fit into the FIFO */
+	bool agg_stop;		/* TSO: no more HW-GRO aggregates */
 };
 
 #define NSIM_WIRE_CB(skb) ((struct nsim_wire_cb *)(skb)->cb)
@@ -220,6 +225,9 @@ netdev_tx_t nsim_wire_xmit(struct sk_buff *skb, struct net_device *dev);
 int nsim_pkt_parse(const struct sk_buff *skb, struct nsim_pkt_info *pi);
 unsigned int nsim_wire_pending(const struct sk_buff *skb);
 bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp);
+unsigned int nsim_wire_next_agg(struct sk_buff *skb, struct nsim_wpkt *wp,
+				unsigned int max);
+void nsim_wire_agg_undo(struct sk_buff *skb, unsigned int n);
 void nsim_wpkt_copy(struct nsim_wpkt *wp, unsigned int pos, void *to,
 		    unsigned int len);
 __sum16 nsim_wpkt_csum(struct nsim_wpkt *wp);

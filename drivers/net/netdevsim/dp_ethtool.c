@@ -34,6 +34,8 @@ static const char nsim_rq_stat_names[NSIM_RQ_NSTATS][ETH_GSTRING_LEN] = {
 	[NSIM_RQ_CSUM_UNNECESSARY] = "csum_unnecessary",
 	[NSIM_RQ_CSUM_COMPLETE]	= "csum_complete",
 	[NSIM_RQ_CSUM_NONE]	= "csum_none",
+	[NSIM_RQ_HW_GRO_PACKETS] = "hw_gro_packets",
+	[NSIM_RQ_HW_GRO_WIRE_PACKETS] = "hw_gro_wire_packets",
 };
 
 #define NSIM_DEV_NSTATS ARRAY_SIZE(nsim_dev_stat_names)

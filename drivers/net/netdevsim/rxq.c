@@ -23,6 +23,13 @@
  * it writes, device memory included) or CHECKSUM_NONE, which hands even
  * device memory to the stack unverified, for the stack to refuse.
  *
+ * With rx-gro-hw on, the poll coalesces the segments of one TSO frame
+ * that wait back to back in the FIFO into one skb, as a NIC's HW-GRO
+ * engine does (nsim_rx_agg): the payload goes into the buffers densely,
+ * and the stack gets one packet where it would have built and merged
+ * each. The counters still count wire packets; hw_gro_packets counts the
+ * aggregates and hw_gro_wire_packets the wire packets in them.
+ *
  * The queue restart operations (struct netdev_queue_mgmt_ops) swap a
  * queue's pools while the other queues keep running.
  */
@@ -32,9 +39,11 @@
 #include <linux/highmem.h>
 #include <linux/rtnetlink.h>
 #include <linux/tcp.h>
+#include <net/ip6_checksum.h>
 #include <net/netdev_rx_queue.h>
 #include <net/page_pool.h>
 #include <net/page_pool_mp.h>
+#include <net/tcp.h>
 
 #include "netdevsim.h"
 
@@ -147,16 +156,20 @@ static struct sk_buff *nsim_rx_split_head(struct nsim_rq *rq,
 }
 
 /* No header split: the packet starts in a page-pool buffer that becomes
- * the skb's head.
+ * the skb's head, at most @max bytes of it. An aggregate of HW-GRO puts
+ * only its headers there: were its head to hold more than a segment's
+ * payload, GRO could chain it on a frag_list that skb_segment() cannot
+ * cut again (it refuses a list member whose head is longer than the MSS).
  */
 static struct sk_buff *nsim_rx_whole_head(struct nsim_rq *rq,
 					  struct nsim_wpkt *wp,
+					  unsigned int max,
 					  unsigned int *done, __wsum *csum)
 {
 	const unsigned int headroom = NET_SKB_PAD + NET_IP_ALIGN;
 	const unsigned int room = PAGE_SIZE - headroom -
 		SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
-	unsigned int n = min(wp->len, room);
+	unsigned int n = min3(wp->len, room, max);
 	struct page_pool *pp = rq->mem.pp;
 	struct sk_buff *skb;
 	netmem_ref netmem;
@@ -319,8 +332,46 @@ static void nsim_rx_tcp_csum(struct sk_buff *skb, struct nsim_wpkt *wp,
 				       at);
 }
 
+/* What the HW-GRO engine tells the stack about an aggregate of @segs
+ * wire packets cut from a frame of @gso_type: a TCP packet of MSS-byte
+ * segments whose checksum is left to whoever segments it again, as GRO
+ * leaves its own packets. The skb's data starts at the IP header.
+ */
+static void nsim_rx_agg_complete(struct sk_buff *skb,
+				 const struct nsim_wire_cb *cb,
+				 unsigned int gso_type, unsigned int segs)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	unsigned int tlen;
+	struct tcphdr *th;
+
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, cb->l4_off - ETH_HLEN);
+	th = tcp_hdr(skb);
+	tlen = skb->len - skb_transport_offset(skb);
+	if (cb->l3 == 4) {
+		th->check = ~tcp_v4_check(tlen, ip_hdr(skb)->saddr,
+					  ip_hdr(skb)->daddr, 0);
+	} else {
+		th->check = ~tcp_v6_check(tlen, &ipv6_hdr(skb)->saddr,
+					  &ipv6_hdr(skb)->daddr, 0);
+	}
+	/* TCPV4 or TCPV6, and FIXEDID as the sender's IP ids were */
+	shinfo->gso_type = gso_type & ~SKB_GSO_TCP_ECN;
+	if (th->cwr)
+		shinfo->gso_type |= SKB_GSO_TCP_ECN;
+	shinfo->gso_size = cb->mss;
+	shinfo->gso_segs = segs;
+	skb->csum_start = (unsigned char *)th - skb->head;
+	skb->csum_offset = offsetof(struct tcphdr, check);
+	skb->ip_summed = CHECKSUM_PARTIAL;
+}
+
+/* Build the skb of @wp, which is @segs wire packets: one, or an
+ * aggregate of the HW-GRO engine.
+ */
 static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
-				     struct nsim_wpkt *wp)
+				     struct nsim_wpkt *wp, unsigned int segs)
 {
 	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
 	struct net_device *dev = rq->ns->netdev;
@@ -336,7 +387,9 @@ static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
 	if (READ_ONCE(rq->ns->dp.hds))
 		skb = nsim_rx_split_head(rq, wp, &done, csum);
 	else
-		skb = nsim_rx_whole_head(rq, wp, &done, csum);
+		skb = nsim_rx_whole_head(rq, wp,
+					 segs > 1 ? wp->hdr_len : wp->len,
+					 &done, csum);
 	if (!skb)
 		return NULL;
 	skb_mark_for_recycle(skb);
@@ -353,17 +406,48 @@ static struct sk_buff *nsim_rx_build(struct nsim_rq *rq,
 		skb_set_hash(skb, cb->hash,
 			     cb->l4 ? PKT_HASH_TYPE_L4 : PKT_HASH_TYPE_L3);
 	if (!nsim_rx_csum(skb, offload, mode, cb->l4, wsum)) {
-		nsim_stat_add(rq, &rq->stats.devmem_drops, 1);
+		nsim_stat_add(rq, &rq->stats.devmem_drops, segs);
 		kfree_skb(skb);
 		return NULL;
 	}
 
 	u64_stats_update_begin(&rq->stats.syncp);
-	rq->stats.packets++;
-	rq->stats.bytes += wp->len;
-	rq->stats.csum[skb->ip_summed]++;
+	rq->stats.packets += segs;
+	rq->stats.bytes += wp->len + (segs - 1) * wp->hdr_len;
+	rq->stats.csum[skb->ip_summed] += segs;
+	if (segs > 1) {
+		rq->stats.hw_gro_packets++;
+		rq->stats.hw_gro_wire_packets += segs;
+	}
 	u64_stats_update_end(&rq->stats.syncp);
+	if (segs > 1)
+		nsim_rx_agg_complete(skb, cb,
+				     skb_shinfo(wp->skb)->gso_type, segs);
 	return skb;
+}
+
+/* The next at most @max wire packets of FIFO entry @wskb as one HW-GRO
+ * aggregate in @wp, when rx-gro-hw is on and the queue's state lets the
+ * engine coalesce them: checksums reported as verified (csum knob
+ * "unnecessary"), no fault armed (drop_next and fail_alloc count wire
+ * packets and buffers as they come one by one), and with header split,
+ * segments that would each be split and no payload asked for in the
+ * header buffer. Return: how many, or 0 for none.
+ */
+static unsigned int nsim_rx_agg(struct nsim_rq *rq, struct sk_buff *wskb,
+				struct nsim_wpkt *wp, unsigned int max)
+{
+	struct netdevsim *ns = rq->ns;
+
+	if (!(READ_ONCE(ns->netdev->features) & NETIF_F_GRO_HW) ||
+	    READ_ONCE(rq->csum) != NSIM_RX_CSUM_UNNECESSARY ||
+	    atomic_read(&rq->drop_next) || atomic_read(&rq->fail_alloc))
+		return 0;
+	if (READ_ONCE(ns->dp.hds) &&
+	    (READ_ONCE(rq->hds_payload) ||
+	     NSIM_WIRE_CB(wskb)->mss <= READ_ONCE(ns->dp.hds_thresh)))
+		return 0;
+	return nsim_wire_next_agg(wskb, wp, max);
 }
 
 /* Put what one poll took but did not get to back at the FIFO's head -
@@ -411,16 +495,28 @@ static int nsim_rq_poll(struct napi_struct *napi, int budget)
 	spin_unlock(&rq->backlog.lock);
 
 	while (done < budget && (wskb = skb_peek(&batch))) {
-		done++;
-		last = nsim_wire_next(wskb, &wp);
-		if (atomic_add_unless(&rq->drop_next, -1, 0)) {
-			nsim_stat_add(rq, &rq->stats.drops, 1);
-			skb = NULL;
+		n = nsim_rx_agg(rq, wskb, &wp, budget - done);
+		skb = n ? nsim_rx_build(rq, &wp, n) : NULL;
+		if (skb) {
+			last = NSIM_WIRE_CB(wskb)->seg_next ==
+			       NSIM_WIRE_CB(wskb)->seg_end;
 		} else {
-			skb = nsim_rx_build(rq, &wp);
-			if (!skb)
+			/* Out of buffers for an aggregate: what fits goes
+			 * in one wire packet at a time.
+			 */
+			if (n)
+				nsim_wire_agg_undo(wskb, n);
+			n = 1;
+			last = nsim_wire_next(wskb, &wp);
+			if (atomic_add_unless(&rq->drop_next, -1, 0)) {
 				nsim_stat_add(rq, &rq->stats.drops, 1);
+			} else {
+				skb = nsim_rx_build(rq, &wp, 1);
+				if (!skb)
+					nsim_stat_add(rq, &rq->stats.drops, 1);
+			}
 		}
+		done += n;
 		if (skb)
 			napi_gro_receive(napi, skb);
 		if (!last)
@@ -819,6 +915,9 @@ void nsim_rq_read_stats(struct nsim_rq *rq, u64 *out)
 			rq->stats.csum[CHECKSUM_UNNECESSARY];
 		out[NSIM_RQ_CSUM_COMPLETE] = rq->stats.csum[CHECKSUM_COMPLETE];
 		out[NSIM_RQ_CSUM_NONE] = rq->stats.csum[CHECKSUM_NONE];
+		out[NSIM_RQ_HW_GRO_PACKETS] = rq->stats.hw_gro_packets;
+		out[NSIM_RQ_HW_GRO_WIRE_PACKETS] =
+			rq->stats.hw_gro_wire_packets;
 	} while (u64_stats_fetch_retry(&rq->stats.syncp, start));
 	out[NSIM_RQ_DROPS] += atomic64_read(&rq->ring_drops);
 }

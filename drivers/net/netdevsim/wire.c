@@ -15,7 +15,9 @@
  * straight from the skb (nsim_wire_next), which the engine sums for the
  * TCP checksum as it reads it (nsim_wpkt_csum). No skb is built per
  * segment; other GSO types (and headers the engine does not know) go
- * through software GSO instead.
+ * through software GSO instead. A receiving port with HW-GRO takes
+ * several segments of one frame at once, as one packet without a TCP
+ * checksum (nsim_wire_next_agg).
  *
  * The port transmits device memory (dev->netmem_tx): an skb whose frags
  * are net_iovs of a tx binding. Nothing may map those; the engine reads
@@ -147,6 +149,7 @@ static unsigned int nsim_tso_prepare(struct sk_buff *skb,
 	cb->mss = mss;
 	cb->seg_next = 0;
 	cb->seg_end = nsegs;
+	cb->agg_stop = false;
 	return nsegs;
 }
 
@@ -272,8 +275,14 @@ static void nsim_wire_read(const struct nsim_wpkt *wp, unsigned int off,
 	WARN_ON_ONCE(len);
 }
 
-/* Fix up the header template in @wp for segment @i of @skb. */
-static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i)
+/* Fix up the header template in @wp for segments @i to @i + @n - 1 of
+ * its skb, sent as one packet: a wire packet when @n is 1, whose TCP
+ * checksum is summed as its payload is read; an aggregate of the
+ * receiving NIC's HW-GRO otherwise, which carries no checksum
+ * (nsim_wire_next_agg()).
+ */
+static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i,
+			   unsigned int n)
 {
 	const struct nsim_wire_cb *cb = NSIM_WIRE_CB(wp->skb);
 	unsigned int nsegs = DIV_ROUND_UP(wp->skb->len - cb->hdr_len, cb->mss);
@@ -296,14 +305,14 @@ static void nsim_tso_fixup(struct nsim_wpkt *wp, unsigned int i)
 	th->seq = htonl(ntohl(th->seq) + i * cb->mss);
 	if (i)
 		th->cwr = 0;
-	if (i != nsegs - 1) {
+	if (i + n != nsegs) {
 		th->fin = 0;
 		th->psh = 0;
 	}
 	/* summed as the payload is copied: nsim_wpkt_csum() */
 	th->check = 0;
 	wp->csum = 0;
-	wp->csum_pending = true;
+	wp->csum_pending = n == 1;
 }
 
 /**
@@ -340,6 +349,23 @@ __sum16 nsim_wpkt_csum(struct nsim_wpkt *wp)
 	return th->check;
 }
 
+/* Segments @n more of @skb's TSO engine into @wp, as one packet. */
+static void nsim_tso_take(struct sk_buff *skb, struct nsim_wpkt *wp,
+			  unsigned int n)
+{
+	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
+	unsigned int i = cb->seg_next;
+
+	cb->seg_next += n;
+	wp->hdr_len = cb->hdr_len;
+	wp->off = cb->hdr_len + i * cb->mss;
+	wp->len = cb->hdr_len + min_t(unsigned int, n * cb->mss,
+				      skb->len - wp->off);
+	/* Checked by nsim_tso_prepare(): cannot fail. */
+	WARN_ON_ONCE(skb_copy_bits(skb, 0, wp->hdr, cb->hdr_len));
+	nsim_tso_fixup(wp, i, n);
+}
+
 /**
  * nsim_wire_next() - the next wire packet of a FIFO entry
  * @skb: the entry: a packet sent whole, or a GSO skb for the TSO engine
@@ -350,7 +376,6 @@ __sum16 nsim_wpkt_csum(struct nsim_wpkt *wp)
 bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp)
 {
 	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
-	unsigned int i, plen;
 
 	wp->skb = skb;
 	wp->csum_pending = false;
@@ -360,16 +385,59 @@ bool nsim_wire_next(struct sk_buff *skb, struct nsim_wpkt *wp)
 		wp->hdr_len = 0;
 		return true;
 	}
-
-	i = cb->seg_next++;
-	wp->hdr_len = cb->hdr_len;
-	wp->off = cb->hdr_len + i * cb->mss;
-	plen = min_t(unsigned int, cb->mss, skb->len - wp->off);
-	wp->len = cb->hdr_len + plen;
-	/* Checked by nsim_tso_prepare(): cannot fail. */
-	WARN_ON_ONCE(skb_copy_bits(skb, 0, wp->hdr, cb->hdr_len));
-	nsim_tso_fixup(wp, i);
+	nsim_tso_take(skb, wp, 1);
 	return cb->seg_next == cb->seg_end;
+}
+
+/**
+ * nsim_wire_next_agg() - the next wire packets of a FIFO entry, coalesced
+ * @skb: the entry
+ * @wp: filled with the aggregate
+ * @max: at most this many wire packets
+ *
+ * The receiving NIC's HW-GRO engine coalesces the back-to-back segments
+ * of one TSO frame into one packet: the first segment's headers, with
+ * the IP length covering all of them and the TCP flags of the last, then
+ * their payloads in order. Its IP length must fit 16 bits. The aggregate
+ * has no TCP checksum: the engine checked each segment's, and what it
+ * reports is CHECKSUM_PARTIAL, as for a packet that GRO built.
+ *
+ * Return: the number of wire packets in the aggregate, or 0 (and @wp
+ * untouched) when fewer than two could be coalesced or the engine has
+ * stopped coalescing this entry (nsim_wire_agg_undo()).
+ */
+unsigned int nsim_wire_next_agg(struct sk_buff *skb, struct nsim_wpkt *wp,
+				unsigned int max)
+{
+	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
+	unsigned int n, fit;
+
+	if (!cb->mss || cb->agg_stop)
+		return 0;
+	fit = (U16_MAX - (cb->hdr_len - ETH_HLEN)) / cb->mss;
+	n = min3((unsigned int)(cb->seg_end - cb->seg_next), max, fit);
+	if (n < 2)
+		return 0;
+	wp->skb = skb;
+	nsim_tso_take(skb, wp, n);
+	return n;
+}
+
+/**
+ * nsim_wire_agg_undo() - put an aggregate's wire packets back
+ * @skb: the FIFO entry nsim_wire_next_agg() took them from
+ * @n: its return value
+ *
+ * For when the receiving NIC could not take the aggregate (no buffers):
+ * the same wire packets come out of nsim_wire_next() again, one by one,
+ * and so does the rest of the entry.
+ */
+void nsim_wire_agg_undo(struct sk_buff *skb, unsigned int n)
+{
+	struct nsim_wire_cb *cb = NSIM_WIRE_CB(skb);
+
+	cb->seg_next -= n;
+	cb->agg_stop = true;
 }
 
 /**
