@@ -369,16 +369,25 @@ kernel_mem() { awk '/^(Slab|VmallocUsed):/ { t += $2 } END { print t }' /proc/me
 	run bound_queues
 	[ -z "$output" ]
 	# The first 1000 cycles may still grow caches that earlier tests in
-	# this boot left cold (up to ~270 KiB seen); a leak grows memory in
-	# every batch. So the second 1000 are measured: at most 128 KiB
-	# (128 bytes a cycle), once the freeing work items have run.
+	# this boot left cold (up to ~270 KiB seen), and so, now and then,
+	# may the next (220 KiB seen once in make check); a leak grows memory
+	# in every batch. So further batches of 1000 are measured until one
+	# grows at most 128 KiB (128 bytes a cycle) once the freeing work
+	# items have run: three at most.
+	local n
 	settled() { after=$(kernel_mem); [ "$after" -le $((before + 128)) ]; }
-	before=$(kernel_mem)
-	run nl bind-rx "$IFB" 3 udmabuf:4M --cycles 1000
-	[ "$status" -eq 0 ]
-	[ "${lines[1]}" = "cycles=1000" ]
-	wait_until 30 settled || { echo "# slab+vmalloc before ${before} KiB, after ${after} KiB" >&3; false; }
+	for n in 1 2 3; do
+		before=$(kernel_mem)
+		run nl bind-rx "$IFB" 3 udmabuf:4M --cycles 1000
+		[ "$status" -eq 0 ]
+		[ "${lines[1]}" = "cycles=1000" ]
+		if wait_until 15 settled; then
+			break
+		fi
+		echo "# batch $n: slab+vmalloc before ${before} KiB, after ${after} KiB" >&3
+	done
 	echo "# slab+vmalloc before ${before} KiB, after ${after} KiB" >&3
+	settled
 }
 
 @test "memory stays mapped until the last buffer comes home: held buffers keep the pool" {
