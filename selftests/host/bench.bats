@@ -81,11 +81,24 @@ REPORT='^cpu ([0-9]+) ns for 4194304 bytes: ([0-9]+) ns user, ([0-9]+) ns sys, 6
 		[ "$status" -eq 2 ]
 		[ "$output" = "nccl-throughput: bad -s '$s' (an even number of MiB, as 256M)" ]
 	done
+	run "$REPO/bench/pair-throughput" --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "TCP throughput of a linked netdevsim pair against a veth pair, measured" ]
+	[[ $output == *"the sender to vCPU S and the receiver to vCPU R; with both on one vCPU"* ]]
+	run env -u DEVMEM_VM "$REPO/bench/pair-throughput" -P 0,0
+	[ "$status" -eq 2 ]
+	[ "$output" = "pair-throughput: runs inside the test VM (make bench)" ]
+	# a vCPU the machine does not have: refused before anything is set up
+	run env DEVMEM_VM=1 "$REPO/bench/pair-throughput" -P 0,4096
+	[ "$status" -eq 2 ]
+	[ "$output" = "pair-throughput: -P 0,4096: the guest has no vCPU 4096" ]
 	# vCPUs: two, or none
-	for p in 1 0,1,2 x,1 "" 0,; do
-		run env DEVMEM_VM=1 "$REPO/bench/devmem-rx-cpu" -P "$p"
-		[ "$status" -eq 2 ]
-		[ "$output" = "devmem-rx-cpu: bad -P '$p'" ]
+	for b in pair-throughput devmem-rx-cpu; do
+		for p in 1 0,1,2 x,1 "" 0,; do
+			run env DEVMEM_VM=1 "$REPO/bench/$b" -P "$p"
+			[ "$status" -eq 2 ]
+			[ "$output" = "$b: bad -P '$p'" ]
+		done
 	done
 	# a batch of tokens: 1 to 1024
 	for t in 0 1025 x ""; do
