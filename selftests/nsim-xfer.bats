@@ -9,7 +9,8 @@
 # Then the TSO engine's checksums, checked by receivers that verify them,
 # the software-GSO path for headers the engine does not parse, and the
 # receiving port's HW-GRO (rx-gro-hw): what it coalesces, what it leaves
-# alone, and aggregates forwarded on and segmented again.
+# alone, and aggregates forwarded on and segmented again. Last, make
+# bench's pair test (bench/pair-throughput), small.
 
 load lib/vm
 load lib/nsim
@@ -266,3 +267,14 @@ fwd_setup() {
 	# the segments as vb1 sent them: as many as crossed the wire
 	[ "$(in_ns nsc cat /sys/class/net/vc1/statistics/rx_packets)" -ge $((2 * (4 << 20) / 1448)) ]
 }
+
+# make bench's pair test, small: what it prints, and its -P taking hold
+# (the script checks where its receiver runs and fails otherwise).
+@test "bench/pair-throughput -P 1,0: both pairs cross on the vCPUs asked for; the layout named; the ratio printed" {
+	run "${VM_REPO:-$BATS_TEST_DIRNAME/..}/bench/pair-throughput" -P 1,0 -n 1 -s 4M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"vCPUs (sender,receiver) 1,0, 1 runs"* ]]
+	[[ $output =~ "bench: ratio netdevsim/veth: "[0-9]+\.[0-9]{2} ]]
+}
+
