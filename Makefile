@@ -123,7 +123,8 @@ help:
 	@echo "                   selftests/normal-full-only on the normal kernel, all but"
 	@echo "                   selftests/debug-full-only on the debug kernel"
 	@echo "make check-full    the same with every suite on the debug kernel too"
-	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput (vCPUs free, then one vCPU), devmem vs plain receive CPU,"
+	@echo "make bench         in the VM: netdevsim pair vs veth TCP throughput (on one vCPU with header split off,"
+	@echo "                   then on; then the vCPUs free), devmem vs plain receive CPU,"
 	@echo "                   devmem vs send() vs MSG_ZEROCOPY sender CPU"
 	@echo "                   (the VM at real-time priority where root may set it, so that a busy host does not"
 	@echo "                   move the figures; BENCH_SCHED=normal: not), and then the host's CPUs kept busy"
@@ -222,9 +223,10 @@ check: ensure-deps tools progs libdevmem nccl examples
 check-full: export CHECK_FULL := 1
 check-full: check
 
-# BENCH_ARGS: see bench/pair-throughput --help (the pair is measured twice:
-# with sender and receiver where the scheduler puts them, then both on
-# vCPU 0; a -P in BENCH_ARGS applies to both);
+# BENCH_ARGS: see bench/pair-throughput --help (the pair is measured three
+# times: sender and receiver both on vCPU 0 with header split off, the same
+# with it on, then both where the scheduler puts them; a -P or --hds in
+# BENCH_ARGS applies to all three);
 # DEVMEM_BENCH_ARGS: see bench/devmem-rx-cpu --help;
 # DEVMEM_TX_BENCH_ARGS: see bench/devmem-tx-cpu/run --help;
 # NCCL_BENCH_ARGS: see bench/nccl-throughput --help
@@ -255,7 +257,7 @@ bench: ensure-deps progs bench-progs nccl
 	keep='$(BENCH_KEEP_BUSY)'; [ "$$keep" != auto ] || { keep=0; [ "$$policy" != rt ] || keep=1; }; \
 	busy=; [ "$$keep" = 0 ] || busy=bench/keep-busy; \
 	VM_TIMEOUT=$${VM_TIMEOUT:-1500} VM_APPEND="tsc=reliable $${khz:+tsc_early_khz=$$khz} $(VM_APPEND)" $$busy $$sched selftests/vm/run -- \
-		"export BENCH_SCHED=$$policy BENCH_KEEP_BUSY=$$keep; "'bench/pair-throughput $(BENCH_ARGS) && bench/pair-throughput -P 0,0 $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS) && bench/nccl-throughput $(NCCL_BENCH_ARGS)'
+		"export BENCH_SCHED=$$policy BENCH_KEEP_BUSY=$$keep; "'bench/pair-throughput -P 0,0 $(BENCH_ARGS) && bench/pair-throughput -P 0,0 --hds $(BENCH_ARGS) && bench/pair-throughput $(BENCH_ARGS) && bench/devmem-rx-cpu $(DEVMEM_BENCH_ARGS) && bench/devmem-tx-cpu/run $(DEVMEM_TX_BENCH_ARGS) && bench/nccl-throughput $(NCCL_BENCH_ARGS)'
 
 demo: ensure-deps tools progs
 	@scripts/kernel/build.sh normal

@@ -278,3 +278,11 @@ fwd_setup() {
 	[[ $output =~ "bench: ratio netdevsim/veth: "[0-9]+\.[0-9]{2} ]]
 }
 
+@test "bench/pair-throughput, vCPUs free: the layout named, and a line saying the ratio follows the host" {
+	run "${VM_REPO:-$BATS_TEST_DIRNAME/..}/bench/pair-throughput" -n 1 -s 1M
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"vCPUs as the scheduler places them, 1 runs"* ]]
+	[[ $output =~ "bench: ratio netdevsim/veth: "[0-9]+\.[0-9]{2} ]]
+	[ "${lines[-1]}" = "bench: vCPUs free, this ratio also follows how the host runs the guest's vCPUs side by side; compare runs with -P (bench/README.md, \"One vCPU and two\")" ]
+}
