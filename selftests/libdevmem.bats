@@ -160,14 +160,14 @@ stream() {
 	stream_rx "$@"
 	# a sender that fails has a receiver that failed first: say why
 	send "$IP4B" "$bytes" || {
-		wait "$URING_PID" || true
+		wait_pid 60 "$URING_PID" || true
 		cat "$URING_OUT"
 		in_ns "$NSB" ethtool -S "$DEVB" | grep -E "rx3_" || true
 		return 1
 	}
 	bytes=$(numfmt --from=iec "$bytes")
 	local rc=0
-	wait "$URING_PID" || rc=$?
+	wait_pid 60 "$URING_PID" || rc=$?
 	cat "$URING_OUT"
 	[ "$rc" -eq 0 ]
 	mapfile -t lines <"$URING_OUT"
@@ -226,7 +226,7 @@ hds_payload_100() {
 	stream_rx uring-vm 1M 2
 	run send "$IP4B" 1M
 	local rc=0
-	wait "$URING_PID" || rc=$?
+	wait_pid 60 "$URING_PID" || rc=$?
 	cat "$URING_OUT"
 	[ "$rc" -eq 1 ]
 	grep -q "^uring-vm: dmabuf: byte 0 of the stream is 0x.., expected 0x..$" "$URING_OUT"
@@ -342,7 +342,7 @@ stall_is() {
 	devmem_setup
 	stream_rx stall-vm "$@" -s 256K 4M
 	send "$IP4B" 4M || sent=$?
-	wait "$URING_PID" || rc=$?
+	wait_pid 60 "$URING_PID" || rc=$?
 	cat "$URING_OUT"
 	[ "$sent" -eq 0 ]
 	[ "$rc" -eq 0 ]

@@ -18,3 +18,21 @@ wait_until() {
 		nap 0.05
 	done
 }
+
+# wait_pid SECS PID: wait for background job PID of this shell and return
+# its exit status; one still running after SECS seconds is killed, named
+# on stderr, and gives 124 (a test fails instead of hanging until the
+# VM's timeout).
+wait_pid() {
+	local end=$((SECONDS + $1))
+	while kill -0 "$2" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			kill -KILL "$2" 2>/dev/null || true
+			wait "$2" 2>/dev/null || true
+			echo "wait_pid: process $2 still running after $1 s: killed" >&2
+			return 124
+		fi
+		nap 0.05
+	done
+	wait "$2"
+}
